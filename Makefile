@@ -1,0 +1,40 @@
+# Two commands on a fresh Linux or macOS machine:
+#   make lab    set everything up and open JupyterLab on the course
+#   make test   set everything up and run every test (the command CI runs)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+NB     ?=
+PYTEST_ARGS ?= -n 2 --dist loadscope
+
+.PHONY: setup lab test test-fast execute sync bench voila clean
+
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade "pip>=24"
+	$(BIN)/python -m pip install -q -c constraints.txt -r requirements-dev.txt -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab --notebook-dir=.
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+execute: setup                 ## re-run notebooks and store their outputs (NB=path to pick one)
+	$(BIN)/python tools/execute_notebooks.py $(NB)
+
+sync: setup                    ## write the setup cell (from attnlab/course.py) into every notebook
+	$(BIN)/python tools/sync_notebooks.py
+
+bench: setup
+	$(BIN)/python benchmarks/bench_attention.py
+
+voila: setup
+	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""Exercise checkers for lesson 04."""

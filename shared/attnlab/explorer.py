@@ -1,0 +1,343 @@
+"""The attention explorer: one sentence, four masks, 1-8 heads, scaling on or off.
+
+Three layers, each usable on its own:
+
+* ``ExplorerState`` (a frozen dataclass) says what to show; ``compute(state)`` returns the
+  tokens, the weights of every head, the mask and a note; ``render(state)`` draws them into
+  a matplotlib Figure of fixed size. Pure functions, no widgets: unit-testable anywhere.
+* ``plot_grid(...)``: the static figure, mask type x head (for GitHub, nbviewer, PDF).
+* ``AttentionExplorer`` / ``explore(**defaults)``: core ipywidgets (7.7 and 8) around them.
+  It maps the controls to a state and shows the figure as a PNG in an ``Image`` of fixed
+  height. Bad input shows a one-line message in the UI language and keeps the last figure.
+
+The weights are deterministic: each token has a seeded embedding (the same word always gets
+the same vector), and the projections are seeded the same way for every head count, so
+1 head and 8 heads use the same W_q, W_k split differently. W_q and W_k are drawn with
+std 1/sqrt(d_model), so the scores q.k have variance about d_k, as in a trained model:
+scaled by 1/sqrt(d_k) they are of order 1, unscaled the softmax saturates. There is no
+positional encoding: two equal tokens get equal rows where the mask allows.
+
+Mixed scripts are allowed: ``attnlab.tokenize`` splits Vietnamese/English on spaces and
+makes every Chinese character a token; a note says so. Characters that no course font can
+draw (emoji, ...) are refused with a message.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import html
+import io
+import zlib
+from typing import NamedTuple
+
+import torch
+
+from .attention import scaled_dot_product_attention
+from .fonts import unsupported_chars, use_course_fonts
+from .heatmap_grid import heatmap_grid, new_figure
+from .i18n import LANGUAGES, get_language, register, t
+from .masks import causal_mask, padding_mask
+from .multihead import MultiHeadAttention
+from .plotting import plt  # noqa: F401  (registers the "plot.*" messages used below)
+from .text import is_cjk, tokenize
+
+D_MODEL = 64
+HEAD_COUNTS = (1, 2, 4, 8)
+MASK_TYPES = ("none", "padding", "causal", "causal+padding")
+PAD_SIDES = ("right", "left")
+MAX_TOKENS = 32
+MAX_PAD = 16
+PAD = "<pad>"
+SEED = 0
+ALL_HEADS = -1
+FIG_SIZE = (9.0, 5.4)           # inches; the PNG is always FIG_SIZE * dpi pixels
+DPI = {False: 80, True: 120}    # normal, large-font mode
+FONT_SCALE = {False: 1.0, True: 1.2}
+LANGUAGE_NAMES = (("Tiếng Việt", "vi"), ("中文", "zh"), ("English", "en"))
+
+register({
+    "explorer.sentence": {"vi": "Câu", "zh": "句子", "en": "Sentence"},
+    "explorer.sentence_hint": {"vi": "Gõ một câu rồi nhấn Enter", "zh": "输入一句话，然后按回车",
+                               "en": "Type a sentence and press Enter"},
+    "explorer.mask": {"vi": "Mặt nạ", "zh": "掩码", "en": "Mask"},
+    "explorer.mask.none": {"vi": "không có", "zh": "无", "en": "none"},
+    "explorer.mask.padding": {"vi": "đệm", "zh": "填充", "en": "padding"},
+    "explorer.mask.causal": {"vi": "nhân quả", "zh": "因果", "en": "causal"},
+    "explorer.mask.causal+padding": {"vi": "nhân quả + đệm", "zh": "因果 + 填充", "en": "causal + padding"},
+    "explorer.heads": {"vi": "Số đầu", "zh": "头数", "en": "Heads"},
+    "explorer.show": {"vi": "Hiển thị", "zh": "显示", "en": "Show"},
+    "explorer.all_heads": {"vi": "tất cả các đầu", "zh": "所有头", "en": "all heads"},
+    "explorer.pad": {"vi": "Token đệm", "zh": "填充词元", "en": "Pad tokens"},
+    "explorer.pad_side": {"vi": "Đệm bên", "zh": "填充在", "en": "Pad on"},
+    "explorer.side.left": {"vi": "trái", "zh": "左侧", "en": "left"},
+    "explorer.side.right": {"vi": "phải", "zh": "右侧", "en": "right"},
+    "explorer.scaled": {"vi": "Chia cho √d_k", "zh": "除以 √d_k", "en": "Divide by √d_k"},
+    "explorer.annotate": {"vi": "Ghi số lên ô", "zh": "标出权重数值", "en": "Show numbers"},
+    "explorer.language": {"vi": "Ngôn ngữ", "zh": "语言", "en": "Language"},
+    "explorer.large": {"vi": "Chữ lớn (máy chiếu)", "zh": "大字体（投影）", "en": "Large font (projector)"},
+    "explorer.title": {"vi": "Mặt nạ: {mask} · {h} đầu, d_k = {d_k} · {scale}",
+                       "zh": "掩码：{mask} · {h} 个头，d_k = {d_k} · {scale}",
+                       "en": "Mask: {mask} · heads: {h}, d_k = {d_k} · {scale}"},
+    "explorer.scaled_title": {"vi": "điểm số / √{d_k}", "zh": "分数 / √{d_k}", "en": "scores / √{d_k}"},
+    "explorer.unscaled_title": {"vi": "KHÔNG chia cho √{d_k}", "zh": "未除以 √{d_k}",
+                                "en": "NOT divided by √{d_k}"},
+    "explorer.legend": {"vi": "Hàng: truy vấn, cột: khóa. Ô xám: bị mặt nạ che (trọng số 0).",
+                        "zh": "行：查询，列：键。灰色格子：被掩码遮住（权重为 0）。",
+                        "en": "Rows: queries, columns: keys. Grey cells: masked (weight 0)."},
+    "explorer.note.empty_rows": {
+        "vi": "{n} truy vấn (nhãn đỏ) không thấy khóa nào — đệm bên trái + mặt nạ nhân quả: "
+              "trọng số của chúng đều bằng 0.",
+        "zh": "有 {n} 个查询（红色标签）看不到任何键——左侧填充 + 因果掩码：它们的权重全部为 0。",
+        "en": "{n} queries (red labels) see no key at all — left padding + causal mask: "
+              "their weights are all 0."},
+    "explorer.note.mixed": {
+        "vi": "Câu trộn chữ Latinh và chữ Hán: từ Latinh tách theo dấu cách, mỗi chữ Hán là một token.",
+        "zh": "句子混合了拉丁字母和汉字：拉丁文按空格切分，每个汉字是一个词元。",
+        "en": "Latin and Chinese text mixed: Latin words split on spaces, each Chinese character is one token."},
+    "explorer.note.no_pad": {"vi": "Không có token đệm: mặt nạ đệm không che gì.",
+                             "zh": "没有填充词元：填充掩码什么也不遮。",
+                             "en": "No pad tokens: the padding mask hides nothing."},
+    "explorer.note.no_numbers": {"vi": "Ô quá nhỏ để ghi số: hãy chọn một đầu.",
+                                 "zh": "格子太小，写不下数值：请只显示一个头。",
+                                 "en": "Cells too small for numbers: show one head."},
+    "explorer.error.empty": {"vi": "Hãy gõ một câu (ô câu đang trống).", "zh": "请输入一句话（现在是空的）。",
+                             "en": "Type a sentence (it is empty)."},
+    "explorer.error.chars": {"vi": "Không vẽ được ký tự: {chars} — hãy xóa chúng đi.",
+                             "zh": "无法显示这些字符：{chars}——请删掉它们。",
+                             "en": "These characters cannot be drawn: {chars} — please remove them."},
+    "explorer.error.too_long": {"vi": "Câu có {n} token, tối đa là {max}.",
+                                "zh": "句子有 {n} 个词元，最多只能有 {max} 个。",
+                                "en": "The sentence has {n} tokens; at most {max} fit."},
+    "explorer.error.too_long_pad": {
+        "vi": "{n} token + {pad} token đệm = {total}, quá {max}: hãy bớt token đệm hoặc rút ngắn câu.",
+        "zh": "{n} 个词元 + {pad} 个填充词元 = {total}，超过了 {max}：请减少填充或缩短句子。",
+        "en": "{n} tokens + {pad} pad tokens = {total}, more than {max}: use fewer pad tokens or a shorter sentence."},
+    "explorer.error.unexpected": {"vi": "Lỗi ngoài dự kiến ({kind}): {detail}", "zh": "意外错误（{kind}）：{detail}",
+                                  "en": "Unexpected error ({kind}): {detail}"},
+})
+
+
+class InputError(ValueError):
+    """Input the explorer cannot show; ``message`` is ready for the user, in the state's language."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplorerState:
+    """Everything the explorer shows. ``head`` is 0-based, or ALL_HEADS (-1) for all side by side."""
+    sentence: str = "The cat sat on the mat because it was tired"
+    mask: str = "none"
+    num_heads: int = 8
+    head: int = ALL_HEADS
+    pad: int = 2
+    pad_side: str = "right"
+    scaled: bool = True
+    annotate: bool = False
+    lang: str = "en"
+    large: bool = False
+
+    def __post_init__(self):
+        if self.mask not in MASK_TYPES:
+            raise ValueError(f"mask must be one of {MASK_TYPES}, got {self.mask!r}")
+        if self.num_heads not in HEAD_COUNTS:
+            raise ValueError(f"num_heads must be one of {HEAD_COUNTS}, got {self.num_heads!r}")
+        if not (self.head == ALL_HEADS or 0 <= self.head < self.num_heads):
+            raise ValueError(f"head must be -1 (all) or in 0..{self.num_heads - 1}, got {self.head!r}")
+        if not (isinstance(self.pad, int) and 0 <= self.pad <= MAX_PAD):
+            raise ValueError(f"pad must be an int in 0..{MAX_PAD}, got {self.pad!r}")
+        if self.pad_side not in PAD_SIDES:
+            raise ValueError(f"pad_side must be one of {PAD_SIDES}, got {self.pad_side!r}")
+        if self.lang not in LANGUAGES:
+            raise ValueError(f"lang must be one of {LANGUAGES}, got {self.lang!r}")
+
+    def replace(self, **changes) -> "ExplorerState":
+        return dataclasses.replace(self, **changes)
+
+
+class Result(NamedTuple):
+    tokens: list[str]            # T tokens, padding included
+    weights: torch.Tensor        # (H, T, T), every head
+    mask: torch.Tensor           # (T, T) bool, True = may attend
+    message: str                 # a note for the user ("" if none)
+
+
+# ----------------------------------------------------------------------------- model
+
+@functools.lru_cache(maxsize=None)
+def _model(num_heads: int) -> MultiHeadAttention:
+    """Seeded projections, the same W_q, W_k, W_v for every head count; eval mode, cached."""
+    with torch.random.fork_rng(devices=[]):          # leave the caller's RNG alone
+        torch.manual_seed(SEED)
+        mha = MultiHeadAttention(D_MODEL, num_heads).eval()
+    g = torch.Generator().manual_seed(SEED)
+    with torch.no_grad():
+        for proj in (mha.q_proj, mha.k_proj, mha.v_proj):
+            proj.weight.normal_(0.0, D_MODEL ** -0.5, generator=g)
+            proj.bias.zero_()
+    return mha
+
+
+@functools.lru_cache(maxsize=4096)
+def _embedding(token: str) -> torch.Tensor:
+    """A unit-variance vector seeded by the token's text (stable across runs and machines)."""
+    g = torch.Generator().manual_seed(zlib.crc32(token.encode("utf-8")))
+    return torch.randn(D_MODEL, generator=g)
+
+
+# ----------------------------------------------------------------------------- pure functions
+
+def sentence_tokens(state: ExplorerState) -> list[str]:
+    """The sentence's tokens, or InputError with a message in ``state.lang``."""
+    lang = state.lang
+    tokens = tokenize(state.sentence)
+    if not tokens:
+        raise InputError(t("explorer.error.empty", lang))
+    bad = unsupported_chars(state.sentence)
+    if bad:
+        raise InputError(t("explorer.error.chars", lang, chars=" ".join(bad[:5])))
+    if len(tokens) > MAX_TOKENS:
+        raise InputError(t("explorer.error.too_long", lang, n=len(tokens), max=MAX_TOKENS))
+    if len(tokens) + state.pad > MAX_TOKENS:
+        raise InputError(t("explorer.error.too_long_pad", lang, n=len(tokens), pad=state.pad,
+                           total=len(tokens) + state.pad, max=MAX_TOKENS))
+    return tokens
+
+
+def is_mixed(tokens: list[str]) -> bool:
+    """Chinese characters and Latin-script words in one sentence."""
+    han = any(is_cjk(tok[0]) for tok in tokens)
+    latin = any(ch.isalpha() and not is_cjk(ch) for tok in tokens for ch in tok)
+    return han and latin
+
+
+def build_mask(kind: str, is_pad: torch.Tensor) -> torch.Tensor:
+    """(T,) bool padding flags -> (T, T) bool mask of the given kind (True = may attend)."""
+    T = is_pad.shape[0]
+    ids = (~is_pad).long()[None]                                     # (1, T), pad id 0
+    mask = torch.ones(T, T, dtype=torch.bool)
+    if "padding" in kind:
+        mask = mask & padding_mask(ids)[0, 0]                         # (1, T) -> (T, T)
+    if "causal" in kind:
+        mask = mask & causal_mask(T)[0, 0]
+    return mask
+
+
+def compute(state: ExplorerState) -> Result:
+    """Tokens, per-head weights (H, T, T), mask (T, T) and a note; InputError for bad input."""
+    words = sentence_tokens(state)
+    pads = [PAD] * state.pad
+    tokens = pads + words if state.pad_side == "left" else words + pads
+    is_pad = torch.tensor([i < state.pad if state.pad_side == "left" else i >= len(words)
+                           for i in range(len(tokens))])
+    mask = build_mask(state.mask, is_pad)
+
+    mha = _model(state.num_heads)
+    x = torch.stack([_embedding(tok) for tok in tokens])[None]         # (1, T, D)
+    with torch.no_grad():
+        q = mha.split_heads(mha.q_proj(x))                            # (1, H, T, d_k)
+        k = mha.split_heads(mha.k_proj(x))
+        v = mha.split_heads(mha.v_proj(x))
+        _, weights = scaled_dot_product_attention(q, k, v, mask=mask[None, None],
+                                                  scale=None if state.scaled else 1.0)
+    notes = []
+    empty = int((~mask.any(-1)).sum())
+    if empty:
+        notes.append(t("explorer.note.empty_rows", state.lang, n=empty))
+    if "padding" in state.mask and state.pad == 0:
+        notes.append(t("explorer.note.no_pad", state.lang))
+    if is_mixed(words):
+        notes.append(t("explorer.note.mixed", state.lang))
+    return Result(tokens, weights[0], mask, " ".join(notes))
+
+
+def _grid_shape(n: int) -> tuple[int, int]:
+    return (2, n // 2) if n >= 4 else (1, n)
+
+
+def title(state: ExplorerState) -> str:
+    lang, d_k = state.lang, D_MODEL // state.num_heads
+    scale = t("explorer.scaled_title" if state.scaled else "explorer.unscaled_title", lang, d_k=d_k)
+    return t("explorer.title", lang, mask=t(f"explorer.mask.{state.mask}", lang), h=state.num_heads,
+             d_k=d_k, scale=scale)
+
+
+def draw(state: ExplorerState, result: Result):
+    """Draw a computed ``result`` into a new Figure (outside pyplot). Returns (figure, note)."""
+    use_course_fonts()
+    lang = state.lang
+    heads = list(range(state.num_heads)) if state.head == ALL_HEADS else [state.head]
+    R, C = _grid_shape(len(heads))
+    weights = result.weights[heads].reshape(R, C, *result.weights.shape[1:]).numpy()
+    fig = new_figure(*FIG_SIZE, dpi=DPI[state.large])
+    note = result.message
+    fits = heatmap_grid(fig, weights, result.mask.numpy(), result.tokens,
+                        titles=[t("plot.head", lang, i=h + 1) for h in heads],
+                        xlabel=t("plot.keys", lang), ylabel=t("plot.queries", lang),
+                        suptitle=title(state), footnote=t("explorer.legend", lang),
+                        muted=[tok == PAD and i_is_pad for tok, i_is_pad in
+                               zip(result.tokens, _pad_flags(state, result.tokens))],
+                        annotate=state.annotate, font_scale=FONT_SCALE[state.large])
+    if state.annotate and not fits:
+        note = " ".join(filter(None, [note, t("explorer.note.no_numbers", lang)]))
+    return fig, note
+
+
+def _pad_flags(state: ExplorerState, tokens: list[str]) -> list[bool]:
+    n = len(tokens)
+    return [i < state.pad if state.pad_side == "left" else i >= n - state.pad for i in range(n)]
+
+
+def render(state: ExplorerState):
+    """The explorer's figure for ``state`` (a matplotlib Figure, not registered with pyplot)."""
+    return draw(state, compute(state))[0]
+
+
+def to_png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi, pil_kwargs={"compress_level": 1})
+    return buf.getvalue()
+
+
+def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad_side: str = "left",
+              scaled: bool = True, lang: str | None = None):
+    """The static figure: one row per mask type, one column per head. A pyplot Figure
+    (end the cell with ``plt.show()``)."""
+    import matplotlib.pyplot as plt
+
+    use_course_fonts()
+    lang = get_language() if lang is None else lang
+    sentence = t("example.long", lang) if sentence is None else sentence
+    states = [ExplorerState(sentence=sentence, mask=m, num_heads=num_heads, pad=pad, pad_side=pad_side,
+                            scaled=scaled, lang=lang) for m in MASK_TYPES]
+    results = [compute(s) for s in states]
+    weights = torch.stack([r.weights for r in results]).numpy()          # (4, H, T, T)
+    masks = torch.stack([r.mask for r in results])[:, None].numpy()       # (4, 1, T, T)
+    tokens = results[0].tokens
+    d_k = D_MODEL // num_heads
+    scale = t("explorer.scaled_title" if scaled else "explorer.unscaled_title", lang, d_k=d_k)
+    fig = plt.figure(figsize=(1.6 + 2.0 * num_heads, 1.6 + 2.0 * len(MASK_TYPES)), dpi=80)
+    heatmap_grid(fig, weights, masks, tokens,
+                 titles=[t("plot.head", lang, i=h + 1) for _ in MASK_TYPES for h in range(num_heads)],
+                 xlabel=t("plot.keys", lang), ylabel=[t(f"explorer.mask.{m}", lang) for m in MASK_TYPES],
+                 suptitle=f"{t('explorer.mask', lang)} × {t('explorer.heads', lang)} · d_k = {d_k} · {scale}",
+                 footnote=t("explorer.legend", lang), muted=_pad_flags(states[0], tokens))
+    return fig
+
+
+# ----------------------------------------------------------------------------- widgets
+
+class AttentionExplorer:
+    """Placeholder, replaced below."""
+
+
+def explore(**defaults) -> "AttentionExplorer":
+    """The interactive explorer, e.g. ``attnlab.explore(mask="causal", num_heads=2)``.
+
+    Keyword arguments are ``ExplorerState`` fields; ``lang`` defaults to the current language
+    and ``sentence`` to its example sentence. Put it last in a cell (or ``display(...)`` it).
+    """
+    return AttentionExplorer(**defaults)

@@ -1,0 +1,50 @@
+"""Attention masks. One convention everywhere: bool, True = may attend.
+
+All masks broadcast to the scores' shape (B, H, T, S): T queries, S keys.
+"""
+from __future__ import annotations
+
+import torch
+
+from ._checks import check_tensor
+
+
+def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
+    """(B, S) token ids -> (B, 1, 1, S) mask, False on padding keys."""
+    check_tensor("token_ids", token_ids, ndim=2)
+    if token_ids.is_floating_point() or token_ids.dtype == torch.bool:
+        raise TypeError(f"token_ids must be an integer tensor, got dtype {token_ids.dtype}")
+    return (token_ids != pad_id)[:, None, None, :]                  # (B, 1, 1, S)
+
+
+def causal_mask(T: int, S: int | None = None, device=None) -> torch.Tensor:
+    """(1, 1, T, S) lower-triangular mask: query i may attend to keys 0..i (+ S - T).
+
+    With S > T (decoding with a cache of S - T earlier keys) the mask is aligned to the
+    bottom right, so the last query sees every key.
+    """
+    S = T if S is None else S
+    for name, n in (("T", T), ("S", S)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    if S < T:
+        raise ValueError(f"causal_mask needs S >= T (keys include every query), got T={T}, S={S}")
+    ones = torch.ones(T, S, dtype=torch.bool, device=device)
+    return torch.tril(ones, diagonal=S - T)[None, None]              # (1, 1, T, S)
+
+
+def decoder_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
+    """Causal AND padding: (B, T) token ids -> (B, 1, T, T). No future, no padding."""
+    check_tensor("token_ids", token_ids, ndim=2)
+    T = token_ids.shape[1]
+    return causal_mask(T, device=token_ids.device) & padding_mask(token_ids, pad_id)  # (B, 1, T, T)
+
+
+def describe(mask: torch.Tensor) -> str:
+    """A mask as rows of 0/1, for printing in lessons."""
+    m = mask
+    while m.dim() > 2:
+        m = m[0]
+    if m.dim() == 1:
+        m = m[None]
+    return "\n".join(" ".join("1" if v else "0" for v in row) for row in m.tolist())

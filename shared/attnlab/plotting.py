@@ -1,0 +1,87 @@
+"""Static attention heatmaps with matplotlib. Titles and axis labels come from the catalog."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+
+from .fonts import use_course_fonts
+from .i18n import register, t
+
+register({
+    "plot.queries": {"vi": "truy vấn (query)", "zh": "查询（query）", "en": "queries"},
+    "plot.keys": {"vi": "khóa (key)", "zh": "键（key）", "en": "keys"},
+    "plot.head": {"vi": "đầu {i}", "zh": "第 {i} 个头", "en": "head {i}"},
+    "plot.weights": {"vi": "Trọng số chú ý", "zh": "注意力权重", "en": "Attention weights"},
+})
+
+
+def _as_matrix(weights) -> torch.Tensor:
+    w = torch.as_tensor(weights).detach().float().cpu()
+    while w.dim() > 2 and w.shape[0] == 1:
+        w = w[0]
+    if w.dim() != 2:
+        raise ValueError(f"expected a (T, S) matrix of weights, got shape {tuple(w.shape)}")
+    return w
+
+
+def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None,
+                   ax=None, title: str | None = None, annotate: bool = False, colorbar: bool = True,
+                   vmin: float = 0.0, vmax: float = 1.0, cmap: str = "viridis", lang: str | None = None):
+    """One heatmap of a (T, S) weight matrix: rows are queries, columns are keys. Returns the Axes."""
+    use_course_fonts()
+    w = _as_matrix(weights)
+    T, S = w.shape
+    queries = list(queries) if queries is not None else [str(i) for i in range(T)]
+    keys = list(keys) if keys is not None else (queries if S == T else [str(j) for j in range(S)])
+    if len(queries) != T or len(keys) != S:
+        raise ValueError(f"weights are ({T}, {S}) but got {len(queries)} query and {len(keys)} key labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.45 * S, 0.8 + 0.45 * T))
+    im = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax)
+    ax.set_xticks(range(S), keys, rotation=45 if max(map(len, keys), default=0) > 3 else 0)
+    ax.set_yticks(range(T), queries)
+    ax.set_xlabel(t("plot.keys", lang))
+    ax.set_ylabel(t("plot.queries", lang))
+    ax.set_title(t("plot.weights", lang) if title is None else title)
+    if annotate:
+        for i in range(T):
+            for j in range(S):
+                v = w[i, j].item()
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                        color="black" if v > 0.6 * vmax else "white")
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def plot_heads(weights, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None,
+               ncols: int | None = None, annotate: bool = False, suptitle: str | None = None,
+               lang: str | None = None, panel_size: float = 2.6):
+    """One heatmap per head of (H, T, S) weights (a leading batch of 1 is dropped). Returns the Figure."""
+    use_course_fonts()
+    w = torch.as_tensor(weights).detach().float().cpu()
+    while w.dim() > 3 and w.shape[0] == 1:
+        w = w[0]
+    if w.dim() != 3:
+        raise ValueError(f"expected (H, T, S) weights, got shape {tuple(w.shape)}")
+    H = w.shape[0]
+    ncols = ncols or min(H, 4)
+    nrows = math.ceil(H / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols, panel_size * nrows + 0.4),
+                             squeeze=False, layout="constrained")
+    for h, ax in enumerate(axes.flat):
+        if h >= H:
+            ax.axis("off")
+            continue
+        plot_attention(w[h], queries, keys, ax=ax, title=t("plot.head", lang, i=h + 1),
+                       annotate=annotate, colorbar=False, lang=lang)
+        if h % ncols:
+            ax.set_ylabel("")
+        if h < H - ncols:
+            ax.set_xlabel("")
+    if suptitle is not None:
+        fig.suptitle(suptitle)
+    return fig

@@ -1,0 +1,52 @@
+"""Printed checks for the lessons: PASS/FAIL lines with stable figures (no raw float dumps)."""
+from __future__ import annotations
+
+import torch
+
+from .i18n import register, t
+
+register({
+    "check.close": {
+        "vi": "{status}: {what} (sai lệch ≤ {tol:.0e})",
+        "zh": "{status}：{what}（偏差 ≤ {tol:.0e}）",
+        "en": "{status}: {what} (difference ≤ {tol:.0e})",
+    },
+    "check.close_fail": {
+        "vi": "{status}: {what} (sai lệch {diff:.1e} > {tol:.0e})",
+        "zh": "{status}：{what}（偏差 {diff:.1e} > {tol:.0e}）",
+        "en": "{status}: {what} (difference {diff:.1e} > {tol:.0e})",
+    },
+    "check.true": {"vi": "{status}: {what}", "zh": "{status}：{what}", "en": "{status}: {what}"},
+})
+
+
+def check_close(what: str, actual: torch.Tensor, expected: torch.Tensor, tol: float = 1e-6,
+                lang: str | None = None) -> bool:
+    """Print 'PASS: <what> (difference ≤ tol)' or a FAIL line with the difference; return the verdict.
+
+    ``what`` is a catalog key or plain text. The figure printed on PASS is the tolerance, which
+    does not change between machines, not the difference itself, which can.
+    """
+    a, b = torch.as_tensor(actual), torch.as_tensor(expected)
+    if a.shape != b.shape:
+        raise ValueError(f"cannot compare shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    diff = (a.detach().double() - b.detach().double()).abs().max().item() if a.numel() else 0.0
+    ok = diff <= tol
+    label = _label(what, lang)
+    if ok:
+        print(t("check.close", lang, status=t("pass", lang), what=label, tol=tol))
+    else:
+        print(t("check.close_fail", lang, status=t("fail", lang), what=label, diff=diff, tol=tol))
+    return ok
+
+
+def check_true(what: str, condition: bool, lang: str | None = None) -> bool:
+    """Print 'PASS: <what>' or 'FAIL: <what>'; return the verdict."""
+    ok = bool(condition)
+    print(t("check.true", lang, status=t("pass" if ok else "fail", lang), what=_label(what, lang)))
+    return ok
+
+
+def _label(what: str, lang: str | None) -> str:
+    from .i18n import CATALOG
+    return t(what, lang) if what in CATALOG else what

@@ -1,0 +1,98 @@
+"""scaled_dot_product_attention against torch's F.scaled_dot_product_attention."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab import causal_mask, padding_mask, scaled_dot_product_attention
+
+DTYPES = [(torch.float32, 1e-5), (torch.float64, 1e-12)]
+
+
+def qkv(B=2, H=3, T=5, S=5, D=8, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(B, H, n, D, generator=g, dtype=dtype) for n in (T, S, S)]
+
+
+def masks(T, S=5):
+    ids = torch.tensor([[4, 5, 6, 0, 0], [1, 2, 3, 4, 5]])                # (B=2, S=5), pad id 0
+    return {
+        "none": None,
+        "causal": causal_mask(T, S),
+        "padding": padding_mask(ids, pad_id=0),
+        "causal+padding": causal_mask(T, S) & padding_mask(ids, pad_id=0),
+    }
+
+
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("kind", ["none", "causal", "padding", "causal+padding"])
+@pytest.mark.parametrize("T,S", [(5, 5), (3, 5)])
+def test_matches_torch_sdpa(dtype, tol, kind, T, S):
+    q, k, v = qkv(T=T, S=S, dtype=dtype)
+    mask = masks(T, S)[kind]
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(out, ref, atol=tol, rtol=tol)
+    assert weights.shape == (2, 3, T, S)
+    # Rows sum to 1 (every row here sees at least one key) and masked entries are exactly 0.
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3, T, dtype=dtype), atol=tol, rtol=0)
+    if mask is not None:
+        assert (weights.masked_select(~mask.expand_as(weights)) == 0).all()
+
+
+def test_reference_formula():
+    q, k, v = qkv(dtype=torch.float64)
+    out, w = scaled_dot_product_attention(q, k, v)
+    expected_w = torch.softmax(q @ k.transpose(-2, -1) / 8 ** 0.5, dim=-1)
+    torch.testing.assert_close(w, expected_w)
+    torch.testing.assert_close(out, expected_w @ v)
+
+
+def test_left_padding_with_causal_mask_no_nan_and_equals_sdpa():
+    # Left padding + causal: query 0 and 1 of the first sequence see only padding keys.
+    ids = torch.tensor([[0, 0, 3, 4, 5], [1, 2, 3, 4, 5]])
+    mask = causal_mask(5) & padding_mask(ids, pad_id=0)                  # (B, 1, T, T)
+    assert not mask[0, 0, 0].any() and not mask[0, 0, 1].any()
+    q, k, v = (t.requires_grad_() for t in qkv(T=5, S=5))
+    out, w = scaled_dot_product_attention(q, k, v, mask)
+    assert torch.isfinite(out).all() and torch.isfinite(w).all()
+    assert (w[0, :, :2] == 0).all() and (out[0, :, :2] == 0).all()      # zero weights, zero output
+    ref = F.scaled_dot_product_attention(q.detach(), k.detach(), v.detach(), attn_mask=mask)
+    torch.testing.assert_close(out.detach(), ref, atol=1e-5, rtol=1e-5)
+    (out.square().sum() + w.sum()).backward()
+    for t in (q, k, v):
+        assert torch.isfinite(t.grad).all()
+    # The gradient of a fully masked query is exactly zero.
+    assert (q.grad[0, :, :2] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision(dtype):
+    q, k, v = qkv(dtype=dtype)
+    mask = causal_mask(5)
+    out, w = scaled_dot_product_attention(q, k, v, mask)
+    assert out.dtype == dtype and w.dtype == dtype
+    ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask)
+    torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=2e-2)
+    assert torch.isfinite(out).all()
+
+
+def test_autocast_bfloat16():
+    q, k, v = qkv()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5))
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out.float(), ref, atol=5e-2, rtol=5e-2)
+
+
+def test_dropout_acts_on_output_not_on_returned_weights():
+    q, k, v = qkv()
+    drop = torch.nn.Dropout(0.5).train()
+    torch.manual_seed(0)
+    out, w = scaled_dot_product_attention(q, k, v, dropout=drop)
+    _, w_plain = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(w, w_plain)                                # weights before dropout
+    assert not torch.allclose(out, w_plain @ v)                           # output used dropped weights
+    drop.eval()
+    out_eval, _ = scaled_dot_product_attention(q, k, v, dropout=drop)
+    torch.testing.assert_close(out_eval, w_plain @ v)

@@ -1,0 +1,271 @@
+"""Lesson 02 checkers: each accepts the reference solution, rejects each typical mistake with
+its own hint, and reports 'not done' for the untouched TODO."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+import torch
+
+import attnlab
+from attnlab.exercises import l02
+from attnlab.i18n import t
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("solutions_l02", ROOT / "solutions" / "l02.py")
+solutions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(solutions)
+
+
+@pytest.fixture(autouse=True)
+def english():
+    before = attnlab.get_language()
+    attnlab.set_language("en")
+    yield
+    attnlab.set_language(before)
+
+
+def assert_hint(check, diagnose, fn, key, capsys):
+    """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and returns False."""
+    ok, got_key, fields = diagnose(fn)
+    assert (ok, got_key) == (False, key)
+    assert check(fn) is False
+    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+
+
+def todo(*args):
+    # TODO: the untouched exercise
+    return None
+
+
+# ------------------------------------------------------------------------------- split_heads
+def split_no_transpose(x, h):
+    B, T, D = x.shape
+    return x.view(B, h, T, D // h)
+
+
+def split_forgot_transpose(x, h):
+    B, T, D = x.shape
+    return x.view(B, T, h, D // h)
+
+
+def split_interleaved(x, h):
+    B, T, D = x.shape
+    return x.view(B, T, D // h, h).permute(0, 3, 1, 2)
+
+
+def split_dk_is_h(x, h):
+    B, T, D = x.shape
+    return x.view(B, T, -1, h).transpose(1, 2)
+
+
+def split_float_dk(x, h):
+    B, T, D = x.shape
+    return x.view(B, T, h, D / h).transpose(1, 2)
+
+
+def split_hard_coded(x, h):
+    return x.view(2, 5, 3, 4).transpose(1, 2)
+
+
+def split_shuffled(x, h):
+    return solutions.split_heads(x, h).flip(2)
+
+
+def split_wrong_shape(x, h):
+    B, T, D = x.shape
+    return x.view(B * h, T, D // h)
+
+
+SPLIT_MISTAKES = [
+    (split_no_transpose, "l02.hint.split_no_transpose"),
+    (split_forgot_transpose, "l02.hint.split_forgot_transpose"),
+    (split_interleaved, "l02.hint.split_interleaved"),
+    (split_dk_is_h, "l02.hint.wrong_dk"),
+    (split_float_dk, "l02.hint.float_size"),
+    (split_hard_coded, "l02.hint.bad_sizes"),
+    (split_shuffled, "l02.hint.values"),
+    (split_wrong_shape, "l02.hint.shape"),
+    (lambda x, h: x.numpy(), "l02.hint.not_tensor"),
+]
+
+
+def test_split_accepts_solution(capsys):
+    assert l02._diagnose_split_heads(solutions.split_heads) == (True, "l02.ok.split", {})
+    assert l02.check_split_heads(solutions.split_heads) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l02.ok.split", "en")) + "\n"
+
+
+def test_split_accepts_reshape_variant():
+    def via_reshape(x, h):
+        B, T, D = x.shape
+        return x.reshape(B, T, h, -1).permute(0, 2, 1, 3)
+    assert l02.check_split_heads(via_reshape) is True
+
+
+@pytest.mark.parametrize("fn, key", SPLIT_MISTAKES, ids=[k.split(".")[-1] for _, k in SPLIT_MISTAKES])
+def test_split_rejects_mistake(fn, key, capsys):
+    assert_hint(l02.check_split_heads, l02._diagnose_split_heads, fn, key, capsys)
+
+
+def test_split_not_done(capsys):
+    assert l02.check_split_heads(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="split_heads") + "\n"
+
+
+def test_split_reports_other_errors(capsys):
+    def broken(x, h):
+        return undefined_name  # noqa: F821
+    assert l02.check_split_heads(broken) is False
+    assert capsys.readouterr().out.startswith("❌ Your code raised NameError")
+
+
+# ------------------------------------------------------------------------------- merge_heads
+def merge_no_transpose(x):
+    B, H, T, d_k = x.shape
+    return x.reshape(B, T, H * d_k)
+
+
+def merge_view_without_contiguous(x):
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).view(B, T, H * d_k)
+
+
+def merge_interleaved(x):
+    B, H, T, d_k = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)
+
+
+def merge_forgot_flatten(x):
+    return x.transpose(1, 2)
+
+
+MERGE_MISTAKES = [
+    (merge_no_transpose, "l02.hint.merge_no_transpose"),
+    (merge_view_without_contiguous, "l02.hint.merge_view"),
+    (merge_interleaved, "l02.hint.merge_interleaved"),
+    (merge_forgot_flatten, "l02.hint.shape"),
+    (lambda x: solutions.merge_heads(x) * 2, "l02.hint.values"),
+]
+
+
+def test_merge_accepts_solution(capsys):
+    assert l02._diagnose_merge_heads(solutions.merge_heads) == (True, "l02.ok.merge", {})
+    assert l02.check_merge_heads(solutions.merge_heads) is True
+    assert "✅" in capsys.readouterr().out
+
+
+def test_merge_accepts_contiguous_view():
+    def via_view(x):
+        B, H, T, d_k = x.shape
+        return x.transpose(1, 2).contiguous().view(B, T, -1)
+    assert l02.check_merge_heads(via_view) is True
+
+
+def test_merge_inverts_split():
+    x = torch.randn(2, 5, 12)
+    assert torch.equal(solutions.merge_heads(solutions.split_heads(x, 3)), x)
+
+
+@pytest.mark.parametrize("fn, key", MERGE_MISTAKES, ids=[k.split(".")[-1] for _, k in MERGE_MISTAKES])
+def test_merge_rejects_mistake(fn, key, capsys):
+    assert_hint(l02.check_merge_heads, l02._diagnose_merge_heads, fn, key, capsys)
+
+
+def test_merge_not_done(capsys):
+    assert l02.check_merge_heads(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="merge_heads") + "\n"
+
+
+# ---------------------------------------------------------------------------------- mha_size
+def _checked(fn):
+    def wrapped(d_model, h):
+        if d_model % h:
+            raise ValueError("not divisible")
+        return fn(d_model, h)
+    return wrapped
+
+
+def size_scales_with_h(d_model, h):
+    return d_model // h, h * 4 * (d_model * d_model + d_model)
+
+
+def size_no_bias(d_model, h):
+    return d_model // h, 4 * d_model * d_model
+
+
+def size_no_wo(d_model, h):
+    return d_model // h, 3 * (d_model * d_model + d_model)
+
+
+def size_per_head_slices(d_model, h):       # 4 (d_model d_k + d_k): one head's share only
+    d_k = d_model // h
+    return d_k, 4 * (d_model * d_k + d_k)
+
+
+def size_unsplit_dk(d_model, h):
+    return d_model, 4 * (d_model * d_model + d_model)
+
+
+def size_float(d_model, h):
+    return d_model / h, 4 * (d_model * d_model + d_model)
+
+
+def size_no_check(d_model, h):
+    return d_model // h, 4 * (d_model * d_model + d_model)
+
+
+def size_assert(d_model, h):
+    assert d_model % h == 0
+    return d_model // h, 4 * (d_model * d_model + d_model)
+
+
+SIZE_MISTAKES = [
+    (_checked(size_scales_with_h), "l02.hint.size_scales_h"),
+    (_checked(size_no_bias), "l02.hint.size_no_bias"),
+    (_checked(size_no_wo), "l02.hint.size_no_wo"),
+    (_checked(size_per_head_slices), "l02.hint.size_count"),
+    (_checked(size_unsplit_dk), "l02.hint.size_dk"),
+    (_checked(size_float), "l02.hint.size_int"),
+    (size_no_check, "l02.hint.size_divisible"),
+    (size_assert, "l02.hint.size_assert"),
+    (_checked(lambda d_model, h: 4 * (d_model * d_model + d_model)), "l02.hint.size_format"),
+]
+
+
+def test_size_accepts_solution(capsys):
+    assert l02._diagnose_mha_size(solutions.mha_size) == (True, "l02.ok.size", {})
+    assert l02.check_mha_size(solutions.mha_size) is True
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, key", SIZE_MISTAKES, ids=[k.split(".")[-1] for _, k in SIZE_MISTAKES])
+def test_size_rejects_mistake(fn, key, capsys):
+    assert_hint(l02.check_mha_size, l02._diagnose_mha_size, fn, key, capsys)
+
+
+def test_size_not_done(capsys):
+    assert l02.check_mha_size(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="mha_size") + "\n"
+
+
+def test_solution_matches_the_package():
+    for d_model, h in ((64, 1), (64, 2), (64, 4), (64, 8), (12, 3)):
+        mha = attnlab.MultiHeadAttention(d_model, h)
+        assert solutions.mha_size(d_model, h) == (mha.d_k, sum(p.numel() for p in mha.parameters()))
+        x = torch.randn(2, 5, d_model)
+        assert torch.equal(solutions.split_heads(x, h), mha.split_heads(x))
+        assert torch.equal(solutions.merge_heads(mha.split_heads(x)), mha.merge_heads(mha.split_heads(x)))
+
+
+# ------------------------------------------------------------------------------ languages
+@pytest.mark.parametrize("lang, mark", [("vi", "Chưa đúng"), ("zh", "还不对")])
+def test_hints_follow_the_language(lang, mark, capsys):
+    attnlab.set_language(lang)
+    assert l02.check_split_heads(split_no_transpose) is False
+    out = capsys.readouterr().out
+    assert mark in out and t("l02.hint.split_no_transpose", lang) in out
+    assert l02.check_mha_size(todo) is None
+    assert "mha_size" in capsys.readouterr().out
+

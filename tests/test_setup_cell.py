@@ -1,0 +1,120 @@
+"""The shared setup cell makes `attnlab` importable from a clone, after the README setup, and on
+Colab (simulated: a fake google.colab module, a local git repository standing in for the remote,
+and Colab's packages already installed, which must not be replaced)."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+
+import pytest
+
+from attnlab.course import SETUP_CELL, setup_cell
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SITE = pathlib.Path(sysconfig.get_paths()["purelib"])
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def test_installed_package_is_used_as_is(tmp_path):
+    """After the README setup (this environment): the cell only imports the package."""
+    code = "import sys; before = list(sys.path)\n" + SETUP_CELL + \
+        "\nassert sys.path == before, 'sys.path changed'\nprint(attnlab.__file__)"
+    r = run([sys.executable, "-c", code], cwd=ROOT / "lessons_vi")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+
+
+def test_clone_without_installing(tmp_path):
+    """No install: the kernel starts in lessons_xx/ and the package comes from ../shared."""
+    # `python -S` skips .pth files, so the editable install of attnlab is invisible; torch etc. stay importable.
+    code = f"import sys; sys.path.append({str(SITE)!r})\nimport importlib.util\n" \
+           "assert importlib.util.find_spec('attnlab') is None\n" + SETUP_CELL + "\nprint(attnlab.__file__)"
+    for d in ("lessons_vi", "lessons_zh", "notebooks"):
+        r = run([sys.executable, "-S", "-c", code], cwd=ROOT / d)
+        assert r.returncode == 0, r.stderr
+        assert pathlib.Path(r.stdout.strip()).resolve() == (ROOT / "shared" / "attnlab" / "__init__.py").resolve()
+
+
+def make_remote(tmp: pathlib.Path) -> pathlib.Path:
+    """A local git repository with the working tree's files, standing in for GitHub."""
+    remote = tmp / "remote"
+    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT)
+    files = listed.stdout.split() if listed.returncode == 0 and listed.stdout else None
+    if files is None:
+        pytest.skip("not a git checkout: cannot stand in for the remote repository")
+    for f in files:
+        src = ROOT / f
+        if src.is_file() and not f.endswith(".ipynb"):
+            (remote / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, remote / f)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "course"]):
+        r = run(cmd, cwd=remote, env=env)
+        assert r.returncode == 0, r.stderr
+    return remote
+
+
+def make_fake_colab_python(tmp: pathlib.Path) -> pathlib.Path:
+    """A venv whose 'preinstalled' packages (torch, matplotlib, ipywidgets, pip, ...) are this
+    environment's, minus attnlab: linked into a directory that a .pth file adds to sys.path."""
+    preinstalled = tmp / "colab-site"
+    preinstalled.mkdir()
+    for entry in SITE.iterdir():
+        if "attnlab" in entry.name.lower() or entry.suffix == ".pth":
+            continue
+        (preinstalled / entry.name).symlink_to(entry)
+    venv = tmp / "colab-venv"
+    r = run([sys.executable, "-m", "venv", "--without-pip", str(venv)])   # pip too comes "preinstalled"
+    assert r.returncode == 0, r.stderr
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    (pathlib.Path(site) / "colab_preinstalled.pth").write_text(str(preinstalled) + "\n")
+    return python
+
+
+VERSIONS = """
+import importlib.metadata as m, json, sys
+names = ["torch", "matplotlib", "ipywidgets", "numpy", "tqdm", "traitlets", "pillow"]
+print(json.dumps({n: (m.version(n), str(m.distribution(n).locate_file(""))) for n in names}))
+"""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_colab_installs_from_the_repository_and_replaces_nothing(tmp_path):
+    remote = make_remote(tmp_path)
+    python = make_fake_colab_python(tmp_path)
+    before = json.loads(run([str(python), "-c", VERSIONS]).stdout)
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    own_before = set(os.listdir(site))
+
+    script = textwrap.dedent("""
+        import sys, types
+        google = types.ModuleType("google"); colab = types.ModuleType("google.colab")
+        google.colab = colab
+        sys.modules.update({"google": google, "google.colab": colab})   # what Colab's kernel has
+    """) + setup_cell(f"file://{remote}") + textwrap.dedent("""
+        import pathlib, attnlab, attnlab.fonts
+        assert "colab-venv" in attnlab.__file__, attnlab.__file__
+        assert attnlab.fonts.FONT_PATH.is_file()
+        print("imported", attnlab.__version__)
+    """)
+    content = tmp_path / "content"       # Colab's working directory: no ../shared there
+    content.mkdir()
+    r = run([str(python), "-c", script], cwd=content)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "imported" in r.stdout
+
+    after = json.loads(run([str(python), "-c", VERSIONS]).stdout)
+    assert after == before, "a preinstalled package was replaced"
+    added = set(os.listdir(site)) - own_before
+    assert {a.split("-")[0] for a in added} <= {"attnlab", "__pycache__"}, f"installed more than attnlab: {added}"

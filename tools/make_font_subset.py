@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Build shared/attnlab/fonts/NotoSansSC-AttnLab-Subset.ttf.
+
+Subsets Noto Sans CJK SC Regular (SIL OFL 1.1) to ASCII + GB2312 + CJK
+punctuation + fullwidth forms + common general punctuation, converts the CFF
+outlines to TrueType (glyf) outlines so that matplotlib's PDF/PS backends can
+embed it, and renames the family to "Noto Sans SC AttnLab".
+
+Only this build step needs the Debian package fonts-noto-cjk; the course
+uses the generated file at run time.
+
+Usage (from the repository root):
+
+    python tools/make_font_subset.py \
+        [--source /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc] \
+        [--output shared/attnlab/fonts/NotoSansSC-AttnLab-Subset.ttf]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from fontTools import subset
+from fontTools.pens.cu2quPen import Cu2QuPen
+from fontTools.pens.ttGlyphPen import TTGlyphPen
+from fontTools.ttLib import TTFont, newTable
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_SOURCE = pathlib.Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+DEFAULT_OUTPUT = ROOT / "shared" / "attnlab" / "fonts" / "NotoSansSC-AttnLab-Subset.ttf"
+
+FAMILY = "Noto Sans SC AttnLab"
+PS_NAME = "NotoSansSCAttnLab-Regular"
+SC_FAMILY_IN_TTC = "Noto Sans CJK SC"
+UNWANTED_FEATURES = {"locl", "vert", "vrt2", "vkrn", "vpal", "vhal", "vchw", "valt"}
+MAX_ERR = 1.0  # cu2qu tolerance in font units (UPM 1000)
+
+# Characters that GB2312 tables map differently (Python's codec picks one of
+# each pair), plus common punctuation outside GB2312.
+EXTRA_CHARS = (
+    "\u00b7\u30fb"        # middle dot / katakana middle dot
+    "\u2014\u2015"        # em dash / horizontal bar
+    "\u2026\u22ef"        # ellipsis / midline ellipsis
+    "\uff5e\u301c"        # fullwidth tilde / wave dash
+    "\u00d7\u00f7\u2212"  # times, divide, minus
+)
+EXTRA_RANGES = [
+    (0x0020, 0x007E),  # ASCII
+    (0x00A0, 0x00BF),  # Latin-1 punctuation and symbols
+    (0x2010, 0x2027),  # dashes, quotes, bullets, ellipsis
+    (0x2030, 0x203E),  # per mille, primes, reference mark
+    (0x3000, 0x303F),  # CJK Symbols and Punctuation
+    (0xFF00, 0xFFEF),  # Halfwidth and Fullwidth Forms
+]
+
+
+def gb2312_chars() -> set[str]:
+    """Every character of GB2312, by decoding all valid byte pairs."""
+    chars = set()
+    for hi in range(0xA1, 0xF8):
+        for lo in range(0xA1, 0xFF):
+            try:
+                chars.add(bytes([hi, lo]).decode("gb2312"))
+            except UnicodeDecodeError:
+                pass
+    return chars
+
+
+def wanted_codepoints() -> set[int]:
+    cps = {ord(c) for c in gb2312_chars()}
+    cps |= {ord(c) for c in EXTRA_CHARS}
+    for lo, hi in EXTRA_RANGES:
+        cps.update(range(lo, hi + 1))
+    return cps
+
+
+def load_sc_face(source: pathlib.Path) -> TTFont:
+    if source.suffix.lower() in (".ttc", ".otc"):
+        for number in range(32):
+            font = TTFont(source, fontNumber=number, recalcTimestamp=False)
+            if font["name"].getDebugName(1) == SC_FAMILY_IN_TTC:
+                return font
+        raise SystemExit(f"{SC_FAMILY_IN_TTC!r} not found in {source}")
+    return TTFont(source, recalcTimestamp=False)
+
+
+def subset_font(font: TTFont, codepoints: set[int]) -> list[int]:
+    cmap = font.getBestCmap()
+    present = sorted(cp for cp in codepoints if cp in cmap)
+    options = subset.Options()
+    options.name_IDs = ["*"]
+    options.name_languages = ["*"]
+    options.notdef_outline = True
+    options.hinting = False
+    options.desubroutinize = True
+    options.drop_tables += ["BASE", "VORG", "vhea", "vmtx", "DSIG"]
+    # 'locl' would pull in ~5800 JP/KR/TC/HK glyph variants; vertical
+    # features are useless without vhea/vmtx.
+    options.layout_features = [f for f in options.layout_features
+                               if f not in UNWANTED_FEATURES]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=present)
+    subsetter.subset(font)
+    return present
+
+
+def cff_to_glyf(font: TTFont) -> None:
+    """CFF -> TrueType outlines (after fontTools' Snippets/otf2ttf.py)."""
+    glyph_order = font.getGlyphOrder()
+    glyph_set = font.getGlyphSet()
+    quad = {}
+    for name in glyph_order:
+        tt_pen = TTGlyphPen(glyph_set)
+        glyph_set[name].draw(Cu2QuPen(tt_pen, MAX_ERR, reverse_direction=True))
+        quad[name] = tt_pen.glyph()
+
+    font["loca"] = newTable("loca")
+    font["glyf"] = glyf = newTable("glyf")
+    glyf.glyphOrder = glyph_order
+    glyf.glyphs = quad
+    del font["CFF "]
+    glyf.compile(font)
+
+    hmtx = font["hmtx"]
+    for name, glyph in glyf.glyphs.items():
+        if hasattr(glyph, "xMin"):
+            hmtx[name] = (hmtx[name][0], glyph.xMin)
+
+    font["maxp"] = maxp = newTable("maxp")
+    maxp.tableVersion = 0x00010000
+    maxp.maxZones = 1
+    for attr in ("maxTwilightPoints", "maxStorage", "maxFunctionDefs",
+                 "maxInstructionDefs", "maxStackElements",
+                 "maxSizeOfInstructions", "maxComponentElements"):
+        setattr(maxp, attr, 0)
+    maxp.compile(font)
+
+    post = font["post"]
+    post.formatType = 2.0
+    post.extraNames = []
+    post.mapping = {}
+    post.glyphOrder = glyph_order
+    font["head"].glyphDataFormat = 0
+    font.sfntVersion = "\x00\x01\x00\x00"
+
+
+def rename(font: TTFont) -> None:
+    name = font["name"]
+    version = font["head"].fontRevision
+    name.removeNames(nameID=16)
+    name.removeNames(nameID=17)
+    new = {
+        1: FAMILY,
+        2: "Regular",
+        3: f"{version:.3f};AttnLab;{PS_NAME}",
+        4: FAMILY,
+        5: f"Version {version:.3f}; subset of Noto Sans CJK SC for attnlab",
+        6: PS_NAME,
+    }
+    for name_id, text in new.items():
+        name.removeNames(nameID=name_id)
+        name.setName(text, name_id, 3, 1, 0x409)
+        name.setName(text, name_id, 1, 0, 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=pathlib.Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--output", type=pathlib.Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args()
+
+    font = load_sc_face(args.source)
+    present = subset_font(font, wanted_codepoints())
+    cff_to_glyf(font)
+    rename(font)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    font.save(args.output)
+
+    check = TTFont(args.output)
+    cmap = check.getBestCmap()
+    n_hanzi = sum(1 for cp in cmap if 0x4E00 <= cp <= 0x9FFF)
+    print(f"wrote {args.output} ({args.output.stat().st_size / 1e6:.2f} MB): "
+          f"{len(present)} requested characters, {len(cmap)} mapped, "
+          f"{check['maxp'].numGlyphs} glyphs, "
+          f"{n_hanzi} hanzi, family {check['name'].getDebugName(1)!r}")
+
+
+if __name__ == "__main__":
+    main()
