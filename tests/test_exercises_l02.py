@@ -269,3 +269,13 @@ def test_hints_follow_the_language(lang, mark, capsys):
     assert l02.check_mha_size(todo) is None
     assert "mha_size" in capsys.readouterr().out
 
+
+
+def test_checkers_leave_the_random_state_alone(capsys):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    for check, fn in ((l02.check_split_heads, solutions.split_heads), (l02.check_merge_heads, solutions.merge_heads),
+                      (l02.check_mha_size, solutions.mha_size)):
+        assert check(fn) is True
+    assert torch.equal(torch.rand(3), expected)

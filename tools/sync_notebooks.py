@@ -1,5 +1,7 @@
-"""Write the course-wide setup cell (from attnlab.course) into every notebook, as its first
-code cell. Run after changing the repository URL: ``make sync`` (then ``make execute``)."""
+"""Write what is built from attnlab.course into the repository: the setup cell (the first code
+cell of every notebook) and the course map with Colab badges in lessons_vi/ and lessons_zh/
+README.md. Run after changing the repository URL or the lesson list: ``make sync``, then
+``make execute``."""
 from __future__ import annotations
 
 import pathlib
@@ -9,7 +11,7 @@ import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
-from attnlab.course import NOTEBOOK_DIRS, SETUP_CELL  # noqa: E402
+from attnlab.course import MAP_END, MAP_START, NOTEBOOK_DIRS, SETUP_CELL, course_map  # noqa: E402
 
 
 def main() -> int:
@@ -23,7 +25,17 @@ def main() -> int:
                 nbformat.write(nb, path)
                 changed += 1
                 print(f"updated {path.relative_to(ROOT)}")
-    print(f"{changed} notebook(s) updated")
+    for lang in ("vi", "zh"):
+        readme = ROOT / f"lessons_{lang}" / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        start, end = text.index(MAP_START), text.index(MAP_END) + len(MAP_END)
+        stems = {p.stem for p in readme.parent.glob("*.ipynb")}
+        new = text[:start] + course_map(lang, stems) + text[end:]
+        if new != text:
+            readme.write_text(new, encoding="utf-8")
+            changed += 1
+            print(f"updated {readme.relative_to(ROOT)}")
+    print(f"{changed} file(s) updated")
     return 0
 
 

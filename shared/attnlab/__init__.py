@@ -7,6 +7,7 @@ from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, FeedForward, TransformerBlock
 from . import exercises  # noqa: F401
 from .course import setup_notebook
+from .explorer import AttentionExplorer, explore
 from .causality import CausalityResult, causality_check
 from .i18n import get_language, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
@@ -14,6 +15,7 @@ from .multihead import MultiHeadAttention
 from .plotting import plot_attention, plot_heads
 from .positional import PositionalEncoding, sinusoidal_encoding
 from .text import tokenize
+from . import tiny  # noqa: F401  (lesson 07: attnlab.tiny.load_pretrained(), attention_for(...))
 from .verify import check_close, check_true
 
 __version__ = "0.1.0"
@@ -25,3 +27,4 @@ __all__ = [
     "set_language", "get_language", "t", "setup_notebook", "plot_attention", "plot_heads",
     "tokenize", "check_close", "check_true",
 ]
+__all__ += ["explore", "AttentionExplorer"]

@@ -9,6 +9,17 @@ REPO_URL = f"https://github.com/{REPO}"
 LESSON_DIRS = ("lessons_vi", "lessons_zh")
 NOTEBOOK_DIRS = LESSON_DIRS + ("notebooks",)
 
+# The course map: notebook stem -> title per language (the lesson READMEs are built from it).
+LESSONS = {
+    "01_self_attention": {"vi": "Cơ chế tự chú ý (self-attention)", "zh": "自注意力机制"},
+    "02_multi_head_attention": {"vi": "Chú ý đa đầu (multi-head attention)", "zh": "多头注意力"},
+    "03_positional_encoding": {"vi": "Mã hóa vị trí", "zh": "位置编码"},
+    "04_attention_masks": {"vi": "Mặt nạ chú ý: đệm, nhân quả, bộ giải mã", "zh": "注意力掩码：填充、因果与解码器"},
+    "05_transformer_block": {"vi": "Khối Transformer", "zh": "Transformer 块"},
+    "06_encoder_decoder_gpt": {"vi": "Bộ mã hóa, bộ giải mã và GPT", "zh": "编码器、解码器与 GPT"},
+    "07_train_tiny_transformer": {"vi": "Huấn luyện một Transformer tí hon", "zh": "训练一个迷你 Transformer"},
+}
+
 
 def setup_cell(repo_url: str = REPO_URL) -> str:
     """The first code cell of every notebook, for a given repository URL."""
@@ -38,6 +49,24 @@ def colab_url(path: str) -> str:
 
 def binder_url() -> str:
     return f"https://mybinder.org/v2/gh/{REPO}/{BRANCH}?urlpath=lab"
+
+
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
+MAP_START, MAP_END = "<!-- course-map:start (make sync writes this block) -->", "<!-- course-map:end -->"
+
+
+def course_map(lang: str, existing: set[str] | None = None) -> str:
+    """The lesson table of lessons_<lang>/README.md, with an 'Open in Colab' badge per lesson."""
+    head = {"vi": "| Bài | Nội dung | Mở |", "zh": "| 课 | 内容 | 打开 |"}[lang]
+    rows = [head, "|---|---|---|"]
+    for stem, titles in LESSONS.items():
+        if existing is not None and stem not in existing:
+            continue
+        path = f"lessons_{lang}/{stem}.ipynb"
+        badge = f"[![Open In Colab]({COLAB_BADGE})]({colab_url(path)})"
+        rows.append(f"| {stem[:2]} | [{titles[lang]}]({stem}.ipynb) | {badge} |")
+    return "\n".join([MAP_START, *rows, MAP_END])
 
 
 def setup_notebook(seed: int = 0) -> None:

@@ -31,15 +31,16 @@ import io
 import zlib
 from typing import NamedTuple
 
+import ipywidgets as widgets
 import torch
 
 from .attention import scaled_dot_product_attention
 from .fonts import unsupported_chars, use_course_fonts
-from .heatmap_grid import heatmap_grid, new_figure
+from .heatmap_grid import HeatmapCanvas, heatmap_grid, new_figure
 from .i18n import LANGUAGES, get_language, register, t
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention
-from .plotting import plt  # noqa: F401  (registers the "plot.*" messages used below)
+from . import plotting  # noqa: F401  (registers the "plot.*" messages used below)
 from .text import is_cjk, tokenize
 
 D_MODEL = 64
@@ -231,9 +232,7 @@ def compute(state: ExplorerState) -> Result:
     words = sentence_tokens(state)
     pads = [PAD] * state.pad
     tokens = pads + words if state.pad_side == "left" else words + pads
-    is_pad = torch.tensor([i < state.pad if state.pad_side == "left" else i >= len(words)
-                           for i in range(len(tokens))])
-    mask = build_mask(state.mask, is_pad)
+    mask = build_mask(state.mask, torch.tensor(pad_flags(state, len(tokens))))
 
     mha = _model(state.num_heads)
     x = torch.stack([_embedding(tok) for tok in tokens])[None]         # (1, T, D)
@@ -244,14 +243,18 @@ def compute(state: ExplorerState) -> Result:
         _, weights = scaled_dot_product_attention(q, k, v, mask=mask[None, None],
                                                   scale=None if state.scaled else 1.0)
     notes = []
-    empty = int((~mask.any(-1)).sum())
-    if empty:
-        notes.append(t("explorer.note.empty_rows", state.lang, n=empty))
+    if empty_rows(mask):                      # left padding + causal: queries that see no key
+        notes.append(t("explorer.note.empty_rows", state.lang, n=empty_rows(mask)))
     if "padding" in state.mask and state.pad == 0:
         notes.append(t("explorer.note.no_pad", state.lang))
     if is_mixed(words):
         notes.append(t("explorer.note.mixed", state.lang))
     return Result(tokens, weights[0], mask, " ".join(notes))
+
+
+def empty_rows(mask: torch.Tensor) -> int:
+    """How many queries may attend to no key at all (their weights are all zero)."""
+    return int((~mask.any(-1)).sum())
 
 
 def _grid_shape(n: int) -> tuple[int, int]:
@@ -265,29 +268,36 @@ def title(state: ExplorerState) -> str:
              d_k=d_k, scale=scale)
 
 
-def draw(state: ExplorerState, result: Result):
-    """Draw a computed ``result`` into a new Figure (outside pyplot). Returns (figure, note)."""
+def new_canvas(large: bool = False) -> HeatmapCanvas:
+    """A canvas of the explorer's fixed size, outside pyplot (nothing to close)."""
+    return HeatmapCanvas(new_figure(*FIG_SIZE, dpi=DPI[large]))
+
+
+def draw(state: ExplorerState, result: Result, canvas: HeatmapCanvas | None = None):
+    """Draw a computed ``result`` into ``canvas`` (default: a new one; pass the previous one
+    to redraw it in place). Returns (figure, note for the user)."""
     use_course_fonts()
     lang = state.lang
     heads = list(range(state.num_heads)) if state.head == ALL_HEADS else [state.head]
     R, C = _grid_shape(len(heads))
     weights = result.weights[heads].reshape(R, C, *result.weights.shape[1:]).numpy()
-    fig = new_figure(*FIG_SIZE, dpi=DPI[state.large])
+    canvas = new_canvas(state.large) if canvas is None else canvas
+    empty = empty_rows(result.mask)
+    fits = canvas.draw(weights, result.mask.numpy(), result.tokens,
+                       titles=[t("plot.head", lang, i=h + 1) for h in heads],
+                       xlabel=t("plot.keys", lang), ylabel=t("plot.queries", lang), suptitle=title(state),
+                       footnote=t("explorer.legend", lang),
+                       warning=t("explorer.note.empty_rows", lang, n=empty) if empty else "",
+                       muted=pad_flags(state, len(result.tokens)), annotate=state.annotate,
+                       font_scale=FONT_SCALE[state.large])
     note = result.message
-    fits = heatmap_grid(fig, weights, result.mask.numpy(), result.tokens,
-                        titles=[t("plot.head", lang, i=h + 1) for h in heads],
-                        xlabel=t("plot.keys", lang), ylabel=t("plot.queries", lang),
-                        suptitle=title(state), footnote=t("explorer.legend", lang),
-                        muted=[tok == PAD and i_is_pad for tok, i_is_pad in
-                               zip(result.tokens, _pad_flags(state, result.tokens))],
-                        annotate=state.annotate, font_scale=FONT_SCALE[state.large])
     if state.annotate and not fits:
         note = " ".join(filter(None, [note, t("explorer.note.no_numbers", lang)]))
-    return fig, note
+    return canvas.fig, note
 
 
-def _pad_flags(state: ExplorerState, tokens: list[str]) -> list[bool]:
-    n = len(tokens)
+def pad_flags(state: ExplorerState, n: int) -> list[bool]:
+    """Which of the ``n`` positions (padding included) are pad tokens."""
     return [i < state.pad if state.pad_side == "left" else i >= n - state.pad for i in range(n)]
 
 
@@ -297,6 +307,7 @@ def render(state: ExplorerState):
 
 
 def to_png(fig) -> bytes:
+    """The figure as PNG bytes, at its own dpi (fast compression: the bytes go to a browser)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=fig.dpi, pil_kwargs={"compress_level": 1})
     return buf.getvalue()
@@ -317,6 +328,7 @@ def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad
     weights = torch.stack([r.weights for r in results]).numpy()          # (4, H, T, T)
     masks = torch.stack([r.mask for r in results])[:, None].numpy()       # (4, 1, T, T)
     tokens = results[0].tokens
+    empty = max(empty_rows(r.mask) for r in results)
     d_k = D_MODEL // num_heads
     scale = t("explorer.scaled_title" if scaled else "explorer.unscaled_title", lang, d_k=d_k)
     fig = plt.figure(figsize=(1.6 + 2.0 * num_heads, 1.6 + 2.0 * len(MASK_TYPES)), dpi=80)
@@ -324,20 +336,177 @@ def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad
                  titles=[t("plot.head", lang, i=h + 1) for _ in MASK_TYPES for h in range(num_heads)],
                  xlabel=t("plot.keys", lang), ylabel=[t(f"explorer.mask.{m}", lang) for m in MASK_TYPES],
                  suptitle=f"{t('explorer.mask', lang)} × {t('explorer.heads', lang)} · d_k = {d_k} · {scale}",
-                 footnote=t("explorer.legend", lang), muted=_pad_flags(states[0], tokens))
+                 footnote=t("explorer.legend", lang), muted=pad_flags(states[0], len(tokens)),
+                 warning=t("explorer.note.empty_rows", lang, n=empty) if empty else "")
     return fig
 
 
 # ----------------------------------------------------------------------------- widgets
 
-class AttentionExplorer:
-    """Placeholder, replaced below."""
+CONTROL_WIDTH = {False: "300px", True: "420px"}
+LABEL_WIDTH = {False: "90px", True: "150px"}
+LARGE_CSS = """<style>
+.attnlab-large { --jp-widgets-font-size: 20px; --jp-widgets-inline-height: 36px; }
+.attnlab-large .widget-label, .attnlab-large .widget-label-basic, .attnlab-large .widget-readout,
+.attnlab-large select, .attnlab-large input, .attnlab-large .widget-html-content,
+.attnlab-large .widget-checkbox label, .attnlab-large button { font-size: 20px !important; }
+.attnlab-large .widget-dropdown, .attnlab-large .widget-text, .attnlab-large .widget-checkbox,
+.attnlab-large .widget-hslider, .attnlab-large select, .attnlab-large input { min-height: 36px; }
+</style>"""
 
 
-def explore(**defaults) -> "AttentionExplorer":
+class AttentionExplorer(widgets.VBox):
+    """The explorer as one widget (display it, or put it last in a cell).
+
+    ``controls`` maps each ``ExplorerState`` field to its widget; changing any of them (by
+    hand or in code: ``explorer.controls["mask"].value = "causal"``) redraws the figure in
+    ``image``. ``state`` is the state of the figure shown; ``message`` shows notes and errors.
+    """
+
+    def __init__(self, **defaults):
+        lang = defaults.pop("lang", None) or get_language()
+        sentence = defaults.pop("sentence", None)
+        state = ExplorerState(sentence=t("example.long", lang) if sentence is None else sentence,
+                              lang=lang, **defaults)
+        self.state = state
+        self._muted = False
+        self._canvases: dict[bool, HeatmapCanvas] = {}     # one per size, redrawn in place
+        self.controls = {
+            "sentence": widgets.Text(value=state.sentence, continuous_update=False),
+            "mask": widgets.Dropdown(options=MASK_TYPES, value=state.mask),
+            "num_heads": widgets.Dropdown(options=[(str(h), h) for h in HEAD_COUNTS], value=state.num_heads),
+            "head": widgets.Dropdown(options=self._head_options(state.num_heads, lang), value=state.head),
+            "pad": widgets.IntSlider(value=state.pad, min=0, max=MAX_PAD),
+            "pad_side": widgets.Dropdown(options=PAD_SIDES, value=state.pad_side),
+            "scaled": widgets.Checkbox(value=state.scaled, indent=False),
+            "annotate": widgets.Checkbox(value=state.annotate, indent=False),
+            "lang": widgets.Dropdown(options=LANGUAGE_NAMES, value=state.lang),
+            "large": widgets.Checkbox(value=state.large, indent=False),
+        }
+        c = self.controls
+        self.message = widgets.HTML(layout=widgets.Layout(height="3em", overflow="hidden"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(object_fit="contain", max_width="100%"))
+        css = widgets.HTML(value=LARGE_CSS, layout=widgets.Layout(display="none"))
+        super().__init__(children=[
+            css, c["sentence"],
+            widgets.HBox([c["mask"], c["num_heads"], c["head"]], layout=widgets.Layout(flex_flow="row wrap")),
+            widgets.HBox([c["pad"], c["pad_side"], c["scaled"], c["annotate"]],
+                         layout=widgets.Layout(flex_flow="row wrap")),
+            widgets.HBox([c["lang"], c["large"]], layout=widgets.Layout(flex_flow="row wrap")),
+            self.message, self.image,
+        ])
+        self.add_class("attnlab-explorer")
+        for name, control in c.items():               # CSS hooks for styling and browser tests
+            control.add_class(f"attnlab-{name}")
+        self.image.add_class("attnlab-image")
+        self._relabel()
+        self._resize()
+        for control in c.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    def __repr__(self) -> str:        # the text/plain of the widget's output: short, no image bytes
+        return f"{type(self).__name__}({self.state})"
+
+    # --- control values -> state -> image
+
+    def read_state(self) -> ExplorerState:
+        """The state the controls describe (may hold bad input: ``compute`` will say so)."""
+        return ExplorerState(**{name: control.value for name, control in self.controls.items()})
+
+    def update(self) -> bool:
+        """Redraw from the controls. On bad input, or any error, show a one-line message and
+        keep the last good figure. Returns whether the figure was redrawn."""
+        lang = self.controls["lang"].value
+        try:
+            state = self.read_state()
+            if state.large not in self._canvases:
+                self._canvases[state.large] = new_canvas(state.large)
+            canvas = self._canvases[state.large]
+            _, note = draw(state, compute(state), canvas)
+            png = canvas.png()
+        except InputError as e:
+            self._say(e.message, error=True)
+            return False
+        except Exception as e:  # never a traceback in the UI
+            detail = (str(e).strip().splitlines() or [""])[0][:160]
+            self._say(t("explorer.error.unexpected", lang, kind=type(e).__name__, detail=detail), error=True)
+            return False
+        self.state = state
+        self.image.value = png
+        self._say(note)
+        return True
+
+    def _on_change(self, change) -> None:
+        if self._muted:
+            return
+        owner = change["owner"]
+        if owner is self.controls["num_heads"] or owner is self.controls["lang"]:
+            self._relabel()
+        if owner is self.controls["large"]:
+            self._resize()
+        self.update()
+
+    def _say(self, text: str, error: bool = False) -> None:
+        color = "#b00020" if error else "#444444"
+        icon = "⚠ " if error else ("ℹ " if text else "")
+        self.message.value = (f'<div class="attnlab-message" style="color:{color}; line-height:1.4">'
+                              f'{icon}{html.escape(text)}</div>')
+
+    # --- language and size
+
+    @staticmethod
+    def _head_options(num_heads: int, lang: str) -> list:
+        return [(t("explorer.all_heads", lang), ALL_HEADS)] + [
+            (t("plot.head", lang, i=h + 1), h) for h in range(num_heads)]
+
+    @contextlib.contextmanager
+    def _quiet(self):
+        self._muted = True
+        try:
+            yield
+        finally:
+            self._muted = False
+
+    def _relabel(self) -> None:
+        """Every description and option label in the current UI language (values unchanged)."""
+        c, lang = self.controls, self.controls["lang"].value
+        for name, key in (("sentence", "sentence"), ("mask", "mask"), ("num_heads", "heads"), ("head", "show"),
+                          ("pad", "pad"), ("pad_side", "pad_side"), ("scaled", "scaled"),
+                          ("annotate", "annotate"), ("lang", "language"), ("large", "large")):
+            c[name].description = t(f"explorer.{key}", lang)
+        c["sentence"].placeholder = t("explorer.sentence_hint", lang)
+        head = c["head"].value if c["head"].value < c["num_heads"].value else ALL_HEADS
+        options = {
+            "mask": [(t(f"explorer.mask.{m}", lang), m) for m in MASK_TYPES],
+            "pad_side": [(t(f"explorer.side.{s}", lang), s) for s in PAD_SIDES],
+            "head": self._head_options(c["num_heads"].value, lang),
+        }
+        with self._quiet():
+            for name, opts in options.items():
+                value = head if name == "head" else c[name].value
+                c[name].options = opts
+                c[name].value = value
+
+    def _resize(self) -> None:
+        """Large-font mode: wider controls, bigger labels (CSS class) and a bigger figure."""
+        large = self.controls["large"].value
+        for name, control in self.controls.items():
+            control.style.description_width = LABEL_WIDTH[large]
+            control.layout.margin = "2px 12px 2px 0"
+            if name == "sentence":
+                control.layout.width = "95%"
+            elif not isinstance(control, widgets.Checkbox):
+                control.layout.width = CONTROL_WIDTH[large]
+        (self.add_class if large else self.remove_class)("attnlab-large")
+        w, h = (round(v * DPI[large]) for v in FIG_SIZE)
+        self.image.layout.width, self.image.layout.height = f"{w}px", f"{h}px"
+
+
+def explore(**defaults) -> AttentionExplorer:
     """The interactive explorer, e.g. ``attnlab.explore(mask="causal", num_heads=2)``.
 
-    Keyword arguments are ``ExplorerState`` fields; ``lang`` defaults to the current language
-    and ``sentence`` to its example sentence. Put it last in a cell (or ``display(...)`` it).
+    Keyword arguments are ``ExplorerState`` fields; ``lang`` defaults to the current
+    language and ``sentence`` to its example sentence. Put it last in a cell (or display it).
     """
     return AttentionExplorer(**defaults)

@@ -62,7 +62,7 @@ def _coverage() -> frozenset[int]:
 def unsupported_chars(text: str) -> list[str]:
     """Distinct non-whitespace characters of *text* that no course font can draw.
 
-    Returned in order of first appearance, e.g. ``["😀"]`` for ``"我爱你 😀 Tôi"``.
+    Returned in order of first appearance, e.g. ``["🤔"]`` for ``"我爱你 🤔 Tôi"``.
     """
     covered = _coverage()
     missing: dict[str, None] = {}

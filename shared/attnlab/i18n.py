@@ -69,7 +69,7 @@ register({
     },
     "causality.changed": {
         "vi": "  chỉ thay đổi token cuối cùng",
-        "zh": "  只改动最后一个 token",
+        "zh": "  只改动最后一个词元",
         "en": "  changed the last token only",
     },
     "causality.earlier": {

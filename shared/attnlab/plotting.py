@@ -59,25 +59,29 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
 
 def plot_heads(weights, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                ncols: int | None = None, annotate: bool = False, suptitle: str | None = None,
-               lang: str | None = None, panel_size: float = 2.6):
-    """One heatmap per head of (H, T, S) weights (a leading batch of 1 is dropped). Returns the Figure."""
+               lang: str | None = None, panel_size: float = 2.6, **style):
+    """One heatmap per head of (H, T, S) weights (a leading batch of 1 is dropped). Returns the Figure.
+
+    ``style`` (vmin, vmax, cmap) is passed on to each panel's ``plot_attention``."""
     use_course_fonts()
     w = torch.as_tensor(weights).detach().float().cpu()
     while w.dim() > 3 and w.shape[0] == 1:
         w = w[0]
     if w.dim() != 3:
         raise ValueError(f"expected (H, T, S) weights, got shape {tuple(w.shape)}")
-    H = w.shape[0]
+    H, T, S = w.shape
     ncols = ncols or min(H, 4)
     nrows = math.ceil(H / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols, panel_size * nrows + 0.4),
+    # Room per panel: the square-cell heatmap plus its title, tick labels and axis label.
+    height = nrows * (panel_size * T / S + 0.75) + (0.4 if suptitle else 0.0)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 0.8, height),
                              squeeze=False, layout="constrained")
     for h, ax in enumerate(axes.flat):
         if h >= H:
             ax.axis("off")
             continue
         plot_attention(w[h], queries, keys, ax=ax, title=t("plot.head", lang, i=h + 1),
-                       annotate=annotate, colorbar=False, lang=lang)
+                       annotate=annotate, colorbar=False, lang=lang, **style)
         if h % ncols:
             ax.set_ylabel("")
         if h < H - ncols:

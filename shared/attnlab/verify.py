@@ -20,9 +20,33 @@ register({
 })
 
 
+class Verdict:
+    """The outcome of a printed check: truthy when it passed. A notebook shows nothing for it
+    (the PASS/FAIL line is already printed), so a check can end a cell without a trailing ';'."""
+
+    __slots__ = ("passed",)
+
+    def __init__(self, passed: bool):
+        self.passed = bool(passed)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __eq__(self, other) -> bool:
+        return self.passed == bool(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Verdict(passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def check_close(what: str, actual: torch.Tensor, expected: torch.Tensor, tol: float = 1e-6,
-                lang: str | None = None) -> bool:
-    """Print 'PASS: <what> (difference ≤ tol)' or a FAIL line with the difference; return the verdict.
+                lang: str | None = None) -> Verdict:
+    """Print 'PASS: <what> (difference ≤ tol)' or a FAIL line with the difference; return the Verdict.
 
     ``what`` is a catalog key or plain text. The figure printed on PASS is the tolerance, which
     does not change between machines, not the difference itself, which can.
@@ -37,14 +61,14 @@ def check_close(what: str, actual: torch.Tensor, expected: torch.Tensor, tol: fl
         print(t("check.close", lang, status=t("pass", lang), what=label, tol=tol))
     else:
         print(t("check.close_fail", lang, status=t("fail", lang), what=label, diff=diff, tol=tol))
-    return ok
+    return Verdict(ok)
 
 
-def check_true(what: str, condition: bool, lang: str | None = None) -> bool:
-    """Print 'PASS: <what>' or 'FAIL: <what>'; return the verdict."""
+def check_true(what: str, condition: bool, lang: str | None = None) -> Verdict:
+    """Print 'PASS: <what>' or 'FAIL: <what>'; return the Verdict."""
     ok = bool(condition)
     print(t("check.true", lang, status=t("pass" if ok else "fail", lang), what=_label(what, lang)))
-    return ok
+    return Verdict(ok)
 
 
 def _label(what: str, lang: str | None) -> str:

@@ -51,6 +51,11 @@ register({
     },
     "l02.split_right": {"vi": "tách đúng", "zh": "正确拆分", "en": "right split"},
     "l02.split_wrong": {"vi": "tách sai", "zh": "错误拆分", "en": "wrong split"},
+    "l02.split_line": {
+        "vi": "{name}, {head}: {values}",
+        "zh": "{name}，{head}：{values}",
+        "en": "{name}, {head}: {values}",
+    },
     "l02.concat_sum": {
         "vi": "W_o áp lên phần ghép = tổng đóng góp của từng đầu + độ lệch",
         "zh": "W_o 作用在拼接结果上 = 各个头的贡献之和 + 偏置",
@@ -72,6 +77,26 @@ register({
         "vi": "{mask}: trọng số của từng đầu giống nn.MultiheadAttention",
         "zh": "{mask}：每个头的权重与 nn.MultiheadAttention 相同",
         "en": "{mask}: per-head weights equal nn.MultiheadAttention's",
+    },
+    "l02.contiguous_same": {
+        "vi": ".contiguous().view(B, T, D) và .reshape(B, T, D) cho cùng một kết quả",
+        "zh": ".contiguous().view(B, T, D) 与 .reshape(B, T, D) 结果相同",
+        "en": ".contiguous().view(B, T, D) and .reshape(B, T, D) give the same result",
+    },
+    "l02.heads_title": {
+        "vi": "Trọng số chú ý của {h} đầu (chưa huấn luyện)",
+        "zh": "{h} 个头的注意力权重（未训练）",
+        "en": "Attention weights of {h} heads (untrained)",
+    },
+    "l02.avg_title": {
+        "vi": "Trung bình của {h} đầu",
+        "zh": "{h} 个头的平均",
+        "en": "Average of the {h} heads",
+    },
+    "l02.forgot_nan": {
+        "vi": "quên dấu ~: truy vấn cuối bị chặn mọi khóa, nên đầu ra ở vị trí cuối toàn là NaN",
+        "zh": "忘了 ~：最后一个查询的所有键都被屏蔽，最后一个位置的输出全是 NaN",
+        "en": "forgetting the ~: the last query has every key blocked, so the last output is all NaN",
     },
     "l02.params_row": {
         "vi": "h = {h}:  d_k = {d_k:>2},  số tham số = {n}",
@@ -286,6 +311,12 @@ Diagnosis = tuple[bool, str, dict]
 _CASES = ((2, 5, 12, 3), (1, 4, 8, 2), (3, 7, 16, 4), (2, 3, 6, 6), (2, 6, 8, 1))
 
 
+def _reference(D: int, H: int) -> MultiHeadAttention:
+    """The package's layer, built without touching the notebook's random state."""
+    with torch.random.fork_rng(devices=[]):
+        return MultiHeadAttention(D, H)
+
+
 def _inputs(B: int, T: int, D: int, seed: int) -> torch.Tensor:
     return torch.randn(B, T, D, generator=torch.Generator().manual_seed(seed))
 
@@ -332,7 +363,7 @@ def _diagnose_split_heads(fn: Callable) -> Diagnosis:
     for i, (B, T, D, H) in enumerate(_CASES):
         d_k = D // H
         x = _inputs(B, T, D, seed=100 + i)
-        expected = MultiHeadAttention(D, H).split_heads(x)                     # (B, H, T, d_k)
+        expected = _reference(D, H).split_heads(x)                     # (B, H, T, d_k)
         got, hint = _call(fn, x.clone(), H)
         if hint:
             return hint
@@ -364,7 +395,7 @@ def _diagnose_merge_heads(fn: Callable) -> Diagnosis:
     for i, (B, T, D, H) in enumerate(_CASES):
         d_k = D // H
         x = _inputs(B, T, D, seed=200 + i).view(B, H, T, d_k)                 # contiguous (B, H, T, d_k)
-        expected = MultiHeadAttention(D, H).merge_heads(x)                     # (B, T, D)
+        expected = _reference(D, H).merge_heads(x)                     # (B, T, D)
         got, hint = _call(fn, x.clone())
         hint = hint or _check_tensor(got, x, expected)
         if hint:
@@ -399,7 +430,7 @@ def _number(v):
 def _diagnose_mha_size(fn: Callable) -> Diagnosis:
     for D, H in _SIZE_CASES:
         fields = {"d_model": D, "h": H}
-        reference = MultiHeadAttention(D, H)
+        reference = _reference(D, H)
         d_k, n = reference.d_k, sum(p.numel() for p in reference.parameters())   # n = 4 (D^2 + D)
         got = call_student(fn, D, H)
         if not isinstance(got, (tuple, list)) or len(got) != 2:

@@ -37,6 +37,24 @@ register({
         "zh": "倒装句的注意力权重 = 原句的权重，行和列都按 perm 重排",
         "en": "the swapped sentence's attention weights = the original ones, rows and columns reordered",
     },
+    "l03.check.mean_same": {
+        "vi": "trung bình các vector đầu ra (một «vector của cả câu») giống hệt nhau ở hai câu",
+        "zh": "两句输出向量的平均值（一个“整句向量”）完全相同",
+        "en": "the mean of the output vectors (a 'sentence vector') is identical for both sentences",
+    },
+    "l03.msg.word_vector": {
+        "vi": "«{word}» ở vị trí {pos}: {values} ...",
+        "zh": "「{word}」在位置 {pos}：{values} ……",
+        "en": "'{word}' at position {pos}: {values} ...",
+    },
+    "l03.msg.middle": {
+        "vi": "«{word}» đứng ở vị trí 1 trong cả hai câu; đầu ra của nó ở hai câu lệch nhau "
+              "{before:.2f} khi không có, {after:.2f} khi có mã hóa vị trí",
+        "zh": "「{word}」在两句中都位于位置 1；它在两句中的输出相差："
+              "无位置编码时 {before:.2f}，有位置编码时 {after:.2f}",
+        "en": "'{word}' sits at position 1 in both sentences; its outputs differ by "
+              "{before:.2f} without and {after:.2f} with positional encoding",
+    },
     "l03.check.not_permuted": {
         "vi": "có mã hóa vị trí: đầu ra của hai câu KHÔNG còn là hoán vị của nhau",
         "zh": "加上位置编码后：两句的输出不再是彼此的重新排列",
@@ -62,7 +80,7 @@ register({
         "zh": "PE(p) · PE(p + k) = Σ_i cos(ω_i k)",
         "en": "PE(p) · PE(p + k) = Σ_i cos(ω_i k)",
     },
-    "l03.plot.position": {"vi": "vị trí pos", "zh": "位置 pos", "en": "position pos"},
+    "l03.plot.position": {"vi": "vị trí {name}", "zh": "位置 {name}", "en": "position {name}"},
     "l03.plot.dimension": {"vi": "chiều (cột của bảng)", "zh": "维度（表的列）", "en": "dimension (table column)"},
     "l03.plot.pe_table": {
         "vi": "Mã hóa vị trí sin/cos ({max_len} vị trí × {d_model} chiều)",
@@ -86,9 +104,9 @@ register({
                            "en": "PE(p) · PE(p + k) against the offset k"},
     "l03.plot.start": {"vi": "bắt đầu từ p = {p}", "zh": "从 p = {p} 开始", "en": "starting at p = {p}"},
     "l03.msg.learned": {
-        "vi": "bảng vị trí học được kiểu GPT-2: {shape}, {n:,} tham số; bảng sin/cos: 0 tham số",
-        "zh": "GPT-2 式可学习位置表：{shape}，{n:,} 个参数；正弦/余弦表：0 个参数",
-        "en": "a GPT-2 style learned position table: {shape}, {n:,} parameters; the sin/cos table: 0",
+        "vi": "bảng vị trí học được kiểu GPT-2: {shape}, {n} tham số; bảng sin/cos: 0 tham số",
+        "zh": "GPT-2 式可学习位置表：{shape}，{n} 个参数；正弦/余弦表：0 个参数",
+        "en": "a GPT-2 style learned position table: {shape}, {n} parameters; the sin/cos table: 0",
     },
     # ------------------------------------------------------------------ exercise names
     "l03.ex.sinusoidal": {"vi": "bảng mã hóa vị trí sin/cos", "zh": "正弦/余弦位置编码表",
@@ -109,7 +127,7 @@ register({
         "en": "The function must return a torch.Tensor, but it returned {kind}.",
     },
     "l03.hint.pe_orientation": {
-        "vi": "Bảng bị xoay ngang: với max_len={max_len}, d_model={d_model} bạn trả về kích thước {got}. "
+        "vi": "Bảng bị đổi chiều hàng và cột: với max_len={max_len}, d_model={d_model} bạn trả về kích thước {got}. "
               "Mỗi HÀNG là một vị trí, mỗi CỘT là một chiều: kích thước phải là (max_len, d_model).",
         "zh": "表的方向反了：max_len={max_len}、d_model={d_model} 时你返回的形状是 {got}。"
               "每一行是一个位置，每一列是一个维度：形状应为 (max_len, d_model)。",
@@ -236,7 +254,7 @@ register({
     },
     # ------------------------------------------------------------------ exercise 3: predicting a permutation
     "l03.ok.predict": {
-        "vi": "Không cần chạy lại mô hình: self-attention chỉ xếp lại cùng các vector, f(x[:, perm]) = f(x)[:, perm]. "
+        "vi": "Không cần chạy lại mô hình: tự chú ý chỉ xếp lại cùng các vector, f(x[:, perm]) = f(x)[:, perm]. "
               "Còn khi có mã hóa vị trí, cùng dự đoán đó lệch tới {diff:.2f}.",
         "zh": "根本不用再跑一遍模型：自注意力只是把同样的向量重新排列，f(x[:, perm]) = f(x)[:, perm]。"
               "而加上位置编码后，同样的预测会偏差 {diff:.2f}。",

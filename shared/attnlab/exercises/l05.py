@@ -39,10 +39,11 @@ register({
                     "zh": "L = {depth:>2}：  无残差连接 {plain:.2e}   有残差连接 {res:.2e}",
                     "en": "L = {depth:>2}:  no residual {plain:.2e}   residual {res:.2e}"},
     "l05.ln_row": {"vi": "token {i}: trước LN trung bình {m0:+.4f}, độ lệch chuẩn {s0:.4f}"
-                         "  →  sau LN {m1:+.4f}, {s1:.4f}",
-                   "zh": "词元 {i}：LN 之前 均值 {m0:+.4f}，标准差 {s0:.4f}"
-                         "  →  LN 之后 {m1:+.4f}，{s1:.4f}",
-                   "en": "token {i}: before LN mean {m0:+.4f}, std {s0:.4f}  →  after LN {m1:+.4f}, {s1:.4f}"},
+                         "  →  sau LN trung bình {m1:+.4f}, độ lệch chuẩn {s1:.4f}",
+                   "zh": "词元 {i}：LN 前均值 {m0:+.4f}、标准差 {s0:.4f}"
+                         "  →  LN 后均值 {m1:+.4f}、标准差 {s1:.4f}",
+                   "en": "token {i}: before LN mean {m0:+.4f}, std {s0:.4f}"
+                         "  →  after LN mean {m1:+.4f}, std {s1:.4f}"},
     "l05.ln_manual": {"vi": "công thức tự viết (trung bình trên dim=-1) khớp với nn.LayerNorm",
                       "zh": "自己写的公式（在 dim=-1 上求均值）与 nn.LayerNorm 一致",
                       "en": "the formula by hand (mean over dim=-1) matches nn.LayerNorm"},
@@ -190,7 +191,7 @@ register({
         "en": "This is post-LN (normalise after the add). Pre-LN normalises the sublayer's INPUT: "
               "x + Sublayer(LN(x))."},
     "l05.hint.pre.norm_stream": {
-        "vi": "Bạn đã chuẩn hóa chính luồng chính (ghi đè x bằng LN(x)) rồi mới cộng. Trong pre-LN chỉ "
+        "vi": "Bạn đã chuẩn hóa bản thân luồng chính (ghi đè x bằng LN(x)) rồi mới cộng. Trong pre-LN chỉ "
               "đầu vào của tầng con được chuẩn hóa; phần cộng tắt vẫn là x nguyên vẹn.",
         "zh": "你把残差流本身归一化了（用 LN(x) 覆盖了 x），然后才相加。pre-LN 只归一化子层的输入；"
               "残差相加的那一项仍是原封不动的 x。",

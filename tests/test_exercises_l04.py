@@ -1,0 +1,273 @@
+"""Lesson 04 checkers: each accepts the reference solution, rejects each typical mistake with
+its own hint, and reports 'not done' for the untouched TODO."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import warnings
+
+import pytest
+import torch
+
+import attnlab
+from attnlab.exercises import l04
+from attnlab.i18n import t
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("solutions_l04", ROOT / "solutions" / "l04.py")
+solutions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(solutions)
+
+
+@pytest.fixture(autouse=True)
+def english():
+    before = attnlab.get_language()
+    attnlab.set_language("en")
+    yield
+    attnlab.set_language(before)
+
+
+def assert_hint(check, diagnose, fn, key, capsys):
+    """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and returns False."""
+    ok, got_key, fields = diagnose(fn)
+    assert (ok, got_key) == (False, key)
+    assert check(fn) is False
+    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+
+
+def todo(*args):
+    # TODO: the untouched exercise
+    return None
+
+
+def ones(T):
+    return torch.ones(T, T, dtype=torch.bool)
+
+
+# ------------------------------------------------------------------------------- causal mask
+CAUSAL_MISTAKES = [
+    (lambda T: torch.triu(ones(T))[None, None], "l04.hint.causal_upper"),
+    (lambda T: ~torch.tril(ones(T))[None, None], "l04.hint.causal_inverted"),
+    (lambda T: torch.triu(ones(T), diagonal=1)[None, None], "l04.hint.causal_inverted"),
+    (lambda T: torch.tril(ones(T), diagonal=-1)[None, None], "l04.hint.causal_no_diag"),
+    (lambda T: torch.tril(torch.ones(T, T))[None, None], "l04.hint.dtype"),                  # float
+    (lambda T: torch.tril(torch.ones(T, T, dtype=torch.int64))[None, None], "l04.hint.dtype"),
+    (lambda T: torch.tril(ones(T)), "l04.hint.causal_2d"),                                   # (T, T)
+    (lambda T: torch.tril(ones(T))[None], "l04.hint.shape"),                                 # (1, T, T)
+    (lambda T: torch.tril(ones(T))[:, None, None], "l04.hint.shape"),
+    (lambda T: torch.tril(ones(T), diagonal=1)[None, None], "l04.hint.causal_future"),
+    (lambda T: torch.tril(ones(T))[None, None] & (torch.arange(T) != 0), "l04.hint.causal_past"),
+    (lambda T: torch.zeros(T, T).masked_fill(~torch.tril(ones(T)), float("-inf"))[None, None],
+     "l04.hint.additive"),
+    (lambda T: torch.tril(ones(T)).tolist(), "l04.hint.not_tensor"),
+]
+
+
+def test_causal_accepts_solution(capsys):
+    assert l04._diagnose_causal_mask(solutions.causal_mask) == (True, "l04.ok.causal", {})
+    assert l04.check_causal_mask(solutions.causal_mask) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.causal", "en")) + "\n"
+
+
+def test_causal_accepts_variants():
+    assert l04.check_causal_mask(lambda T: torch.ones(1, 1, T, T).tril().bool()) is True
+    assert l04.check_causal_mask(lambda T: (torch.arange(T)[:, None] >= torch.arange(T))[None, None]) is True
+    assert l04.check_causal_mask(attnlab.causal_mask) is True
+
+
+@pytest.mark.parametrize("fn, key", CAUSAL_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
+                                                         enumerate(CAUSAL_MISTAKES)])
+def test_causal_rejects_mistake(fn, key, capsys):
+    assert_hint(l04.check_causal_mask, l04._diagnose_causal_mask, fn, key, capsys)
+
+
+def test_causal_hint_names_the_leak():
+    ok, key, fields = l04._diagnose_causal_mask(lambda T: torch.tril(ones(T), diagonal=1)[None, None])
+    assert (key, fields) == ("l04.hint.causal_future", {"T": 4, "i": 0, "j": 1})
+
+
+def test_causal_not_done(capsys):
+    assert l04.check_causal_mask(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_causal_mask") + "\n"
+
+
+def test_causal_reports_other_errors(capsys):
+    def broken(T):
+        return torch.tril(torch.ones(T, T)).bool()[None, None] & undefined_name  # noqa: F821
+    assert l04.check_causal_mask(broken) is False
+    assert capsys.readouterr().out.startswith("❌ Your code raised NameError")
+
+
+# ------------------------------------------------------------------------------ padding mask
+PADDING_MISTAKES = [
+    (lambda ids, pad: (ids == pad)[:, None, None, :], "l04.hint.pad_inverted"),
+    (lambda ids, pad: ids != pad, "l04.hint.pad_2d"),
+    (lambda ids, pad: (ids != pad)[:, None, :, None], "l04.hint.pad_rows"),
+    (lambda ids, pad: (ids != pad)[:, None, :], "l04.hint.shape"),
+    (lambda ids, pad: (ids != 0)[:, None, None, :], "l04.hint.pad_id"),
+    (lambda ids, pad: (ids != pad).float()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad: (ids != pad).long()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad: (ids > pad)[:, None, None, :], "l04.hint.pad_values"),
+    (lambda ids, pad: torch.zeros(ids.shape).masked_fill(ids == pad, float("-inf"))[:, None, None, :],
+     "l04.hint.additive"),
+    (lambda ids, pad: (ids != pad).numpy(), "l04.hint.not_tensor"),
+]
+
+
+def test_padding_accepts_solution(capsys):
+    assert l04._diagnose_padding_mask(solutions.padding_mask) == (True, "l04.ok.padding", {})
+    assert l04.check_padding_mask(solutions.padding_mask) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.padding", "en")) + "\n"
+
+
+def test_padding_accepts_variants():
+    assert l04.check_padding_mask(lambda ids, pad: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
+    assert l04.check_padding_mask(lambda ids, pad: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
+    assert l04.check_padding_mask(attnlab.padding_mask) is True
+
+
+@pytest.mark.parametrize("fn, key", PADDING_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
+                                                           enumerate(PADDING_MISTAKES)])
+def test_padding_rejects_mistake(fn, key, capsys):
+    assert_hint(l04.check_padding_mask, l04._diagnose_padding_mask, fn, key, capsys)
+
+
+def test_padding_not_done(capsys):
+    assert l04.check_padding_mask(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_padding_mask") + "\n"
+
+
+# ------------------------------------------------------------------------------ decoder mask
+def buggy_decoder_mask(token_ids, pad_id=0):
+    """The lesson's buggy version: OR instead of AND."""
+    T = token_ids.shape[1]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+    padding = (token_ids != pad_id)[:, None, None, :]
+    return causal | padding
+
+
+def _causal(ids):
+    T = ids.shape[1]
+    return torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+
+
+def _padding(ids, pad):
+    return (ids != pad)[:, None, None, :]
+
+
+DECODER_MISTAKES = [
+    (buggy_decoder_mask, "l04.hint.dec_or"),
+    (lambda ids, pad: ~solutions.decoder_mask(ids, pad), "l04.hint.dec_inverted"),
+    (lambda ids, pad: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
+    (lambda ids, pad: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
+    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
+    (lambda ids, pad: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.pad_rows"),
+    (lambda ids, pad: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
+    (lambda ids, pad: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
+    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
+    (lambda ids, pad: solutions.decoder_mask(ids, pad) & (torch.arange(ids.shape[1]) != 1),
+     "l04.hint.dec_values"),
+    (lambda ids, pad: torch.zeros(solutions.decoder_mask(ids, pad).shape).masked_fill(
+        ~solutions.decoder_mask(ids, pad), float("-inf")), "l04.hint.additive"),
+    (lambda ids, pad: [1], "l04.hint.not_tensor"),
+]
+
+
+def test_decoder_accepts_solution(capsys):
+    assert l04._diagnose_decoder_mask(solutions.decoder_mask) == (True, "l04.ok.decoder", {})
+    assert l04.check_decoder_mask(solutions.decoder_mask) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.decoder", "en")) + "\n"
+
+
+def test_decoder_accepts_variants():
+    assert l04.check_decoder_mask(attnlab.decoder_mask) is True
+    assert l04.check_decoder_mask(lambda ids, pad: _causal(ids) * _padding(ids, pad)) is True
+    assert l04.check_decoder_mask(lambda ids, pad: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
+
+
+@pytest.mark.parametrize("fn, key", DECODER_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
+                                                           enumerate(DECODER_MISTAKES)])
+def test_decoder_rejects_mistake(fn, key, capsys):
+    assert_hint(l04.check_decoder_mask, l04._diagnose_decoder_mask, fn, key, capsys)
+
+
+def test_decoder_not_done(capsys):
+    assert l04.check_decoder_mask(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_decoder_mask") + "\n"
+
+
+# ------------------------------------------------------------------ nn.MultiheadAttention mask
+def _head_major(mask, H):
+    return (~mask[:, 0]).repeat(H, 1, 1)                 # index h*B + b: the wrong order
+
+
+MHA_MISTAKES = [
+    (lambda m, H: m.expand(-1, H, -1, -1).reshape(-1, *m.shape[-2:]), "l04.hint.mha_not_inverted"),
+    (lambda m, H: ~_head_major(m, H), "l04.hint.mha_not_inverted"),
+    (lambda m, H: m, "l04.hint.mha_4d"),
+    (lambda m, H: ~m, "l04.hint.mha_4d"),
+    (lambda m, H: (~m).expand(-1, H, -1, -1), "l04.hint.mha_4d"),
+    (lambda m, H: ~m[:, 0], "l04.hint.mha_no_heads"),
+    (lambda m, H: _head_major(m, H), "l04.hint.mha_order"),
+    (lambda m, H: solutions.mha_mask(m, H).float(), "l04.hint.mha_float"),
+    (lambda m, H: (~solutions.mha_mask(m, H)).float(), "l04.hint.mha_float"),
+    (lambda m, H: solutions.mha_mask(m, H).to(torch.uint8), "l04.hint.mha_dtype"),
+    (lambda m, H: ~m[0, 0], "l04.hint.shape"),
+    (lambda m, H: solutions.mha_mask(m, H) | (torch.arange(m.shape[-1]) == 1), "l04.hint.mha_values"),
+    (lambda m, H: "mask", "l04.hint.not_tensor"),
+]
+
+
+def test_mha_accepts_solution(capsys):
+    assert l04._diagnose_mha_mask(solutions.mha_mask) == (True, "l04.ok.mha", {})
+    assert l04.check_mha_mask(solutions.mha_mask) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.mha", "en")) + "\n"
+
+
+def test_mha_accepts_variants():
+    assert l04.check_mha_mask(lambda m, H: (~m[:, 0]).repeat_interleave(H, dim=0)) is True
+    assert l04.check_mha_mask(lambda m, H: (~m).repeat(1, H, 1, 1).flatten(0, 1)) is True
+
+
+@pytest.mark.parametrize("fn, key", MHA_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
+                                                       enumerate(MHA_MISTAKES)])
+def test_mha_rejects_mistake(fn, key, capsys):
+    assert_hint(l04.check_mha_mask, l04._diagnose_mha_mask, fn, key, capsys)
+
+
+def test_mha_not_done(capsys):
+    assert l04.check_mha_mask(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_mha_mask") + "\n"
+
+
+def test_mha_solution_really_drives_torch():
+    """The reference mask makes nn.MultiheadAttention match the course module; the unchanged mask does not."""
+    mask = attnlab.decoder_mask(torch.tensor([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]]))
+    assert l04._torch_mha_agrees(solutions.mha_mask(mask, 4), mask, 4)
+    wrong = mask.expand(-1, 4, -1, -1).reshape(8, 5, 5)
+    assert not l04._torch_mha_agrees(wrong, mask, 4)
+
+
+# ------------------------------------------------------------------------------------- all
+def test_checkers_print_in_every_language(capsys):
+    for lang in ("vi", "zh", "en"):
+        assert l04.check_causal_mask(lambda T: torch.triu(ones(T))[None, None], lang=lang) is False
+        out = capsys.readouterr().out
+        assert out == t("ex.wrong", lang, detail=t("l04.hint.causal_upper", lang)) + "\n"
+
+
+def test_checkers_are_silent_otherwise():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for check, fn in ((l04.check_causal_mask, solutions.causal_mask),
+                          (l04.check_padding_mask, solutions.padding_mask),
+                          (l04.check_decoder_mask, solutions.decoder_mask),
+                          (l04.check_mha_mask, solutions.mha_mask)):
+            assert check(fn) is True
+
+
+def test_reference_solutions_match_the_package():
+    ids = torch.tensor([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]])
+    assert torch.equal(solutions.causal_mask(6), attnlab.causal_mask(6))
+    assert torch.equal(solutions.padding_mask(ids, 0), attnlab.padding_mask(ids, 0))
+    assert torch.equal(solutions.decoder_mask(ids, 0), attnlab.decoder_mask(ids, 0))

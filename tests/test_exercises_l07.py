@@ -1,0 +1,263 @@
+"""Lesson 07 checkers: each accepts the reference solution, rejects each typical mistake with
+its own hint, and reports 'not done' for the untouched TODO."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import warnings
+
+import pytest
+import torch
+
+import attnlab
+from attnlab import causal_mask, decoder_mask, tiny
+from attnlab.exercises import l07
+from attnlab.i18n import t
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("solutions_l07", ROOT / "solutions" / "l07.py")
+solutions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(solutions)
+
+SEP, PAD = tiny.SEP, tiny.PAD
+
+
+@pytest.fixture(autouse=True)
+def english():
+    before = attnlab.get_language()
+    attnlab.set_language("en")
+    yield
+    attnlab.set_language(before)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny.load_pretrained()
+
+
+def assert_hint(check, diagnose, key, capsys):
+    """``diagnose()`` picks the hint ``key``; ``check()`` prints exactly that hint and returns False."""
+    ok, got_key, fields = diagnose()
+    assert (ok, got_key) == (False, key)
+    assert check() is False
+    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+
+
+def todo(*args):
+    # TODO: the untouched exercise
+    return None
+
+
+# ---------------------------------------------------------------------------------- loss mask
+def _from_sep(x):
+    return torch.cumsum(x == SEP, dim=1) > 0
+
+
+LOSS_MASK_MISTAKES = [
+    (lambda i, tg: torch.ones_like(i, dtype=torch.bool), "l07.hint.mask_all"),
+    (lambda i, tg: tg != PAD, "l07.hint.mask_source"),                                   # source digits too
+    (lambda i, tg: _from_sep(tg) & (tg != PAD), "l07.hint.mask_early"),                   # separator searched in targets
+    (lambda i, tg: _from_sep(i) & (i != SEP) & (tg != PAD), "l07.hint.mask_late"),        # strictly after the separator
+    (lambda i, tg: _from_sep(i), "l07.hint.mask_padding"),                                # padding targets kept
+    (lambda i, tg: _from_sep(i) & (i != PAD), "l07.hint.mask_padding"),                   # PAD tested on inputs
+    (lambda i, tg: ~solutions.loss_mask(i, tg), "l07.hint.mask_inverted"),
+    (lambda i, tg: (torch.arange(i.shape[1]) >= 8).expand_as(i), "l07.hint.mask_fixed"),  # n = 8 hard-coded
+    (lambda i, tg: solutions.loss_mask(i, tg) & (torch.arange(i.shape[1]) != 10), "l07.hint.mask_missing"),
+    (lambda i, tg: _from_sep(torch.cat([i, tg[:, -1:]], 1)), "l07.hint.mask_shape_full"),  # on the full rows
+    (lambda i, tg: solutions.loss_mask(i, tg).any(1), "l07.hint.mask_shape"),
+    (lambda i, tg: solutions.loss_mask(i, tg).long(), "l07.hint.mask_dtype"),
+    (lambda i, tg: solutions.loss_mask(i, tg).float(), "l07.hint.mask_dtype"),
+    (lambda i, tg: solutions.loss_mask(i, tg).tolist(), "l07.hint.not_tensor"),
+]
+
+
+def test_loss_mask_accepts_solution(capsys):
+    assert l07._diagnose_loss_mask(solutions.loss_mask) == (True, "l07.ok.loss_mask", {})
+    assert l07.check_loss_mask(solutions.loss_mask) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.loss_mask", "en")) + "\n"
+
+
+def test_loss_mask_accepts_variants():
+    assert l07.check_loss_mask(tiny.loss_mask) is True
+    # the separator found in targets, then shifted by one: the same positions
+    assert l07.check_loss_mask(lambda i, tg: _from_sep(tg) & (tg != SEP) & (tg != PAD)) is True
+    assert l07.check_loss_mask(lambda i, tg: (i == SEP).long().cummax(1).values.bool() & (tg != PAD)) is True
+
+
+@pytest.mark.parametrize("fn, key", LOSS_MASK_MISTAKES,
+                         ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(LOSS_MASK_MISTAKES)])
+def test_loss_mask_rejects_mistake(fn, key, capsys):
+    assert_hint(lambda: l07.check_loss_mask(fn), lambda: l07._diagnose_loss_mask(fn), key, capsys)
+
+
+def test_loss_mask_hint_names_a_real_position():
+    ok, key, fields = l07._diagnose_loss_mask(lambda i, tg: _from_sep(i) & (i != SEP) & (tg != PAD))
+    ids = tiny.heldout()[:64]
+    assert key == "l07.hint.mask_late"
+    assert fields["pos"] == int(tiny.lengths(ids)[fields["b"]])          # the separator of that row
+
+
+def test_loss_mask_not_done(capsys):
+    assert l07.check_loss_mask(todo) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_loss_mask") + "\n"
+
+
+def test_loss_mask_reports_errors(capsys):
+    assert l07.check_loss_mask(lambda i, tg: i.nonexistent) is False
+    assert capsys.readouterr().out.startswith("❌ Your code raised AttributeError")
+
+
+# ------------------------------------------------------------------------------------ forward
+def _by_hand(model, ids, mask, positions=True, final_norm=True, blocks_masked=None):
+    x = model.embed(ids)
+    if positions:
+        x = model.pos(x)
+    for i, block in enumerate(model.blocks):
+        use = mask if blocks_masked is None or i in blocks_masked else None
+        x, _ = block(x, mask=use)
+    return model.head(model.norm(x) if final_norm else x)
+
+
+FORWARD_MISTAKES = [
+    (lambda m, ids: _by_hand(m, ids, None), "l07.hint.fwd_no_mask"),
+    (lambda m, ids: m(ids)[0], "l07.hint.fwd_no_mask"),                        # relies on the model's own mask
+    (lambda m, ids: _by_hand(m, ids, torch.ones(1, 1, ids.shape[1], ids.shape[1], dtype=torch.bool)),
+     "l07.hint.fwd_no_mask"),                                                    # a full mask
+    (lambda m, ids: _by_hand(m, ids, ~causal_mask(ids.shape[1])), "l07.hint.fwd_inverted"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1]).transpose(-2, -1)), "l07.hint.fwd_inverted"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1]), blocks_masked={0}), "l07.hint.fwd_leak"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1]), positions=False), "l07.hint.fwd_no_pos"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1]), final_norm=False), "l07.hint.fwd_no_norm"),
+    (lambda m, ids: m.head(m.norm(m.pos(m.pos(m.embed(ids))))), "l07.hint.fwd_values"),
+    (lambda m, ids: (_by_hand(m, ids, causal_mask(ids.shape[1])), []), "l07.hint.fwd_tuple"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1]))[:, -1], "l07.hint.fwd_shape"),
+    (lambda m, ids: _by_hand(m, ids, causal_mask(ids.shape[1])).detach().numpy(), "l07.hint.not_tensor"),
+]
+
+
+def test_forward_accepts_solution(model, capsys):
+    assert l07._diagnose_forward(solutions.forward, model) == (True, "l07.ok.forward", {})
+    assert l07.check_forward(solutions.forward, model) is True
+    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.forward", "en")) + "\n"
+
+
+def test_forward_accepts_variants(model):
+    # the decoder mask (causal AND padding) only changes the padding rows, which do not count
+    assert l07.check_forward(lambda m, ids: _by_hand(m, ids, decoder_mask(ids, PAD)), model) is True
+
+    def with_weights(m, ids):
+        x = m.pos(m.embed(ids))
+        for block in m.blocks:
+            x, _ = block(x, mask=causal_mask(ids.shape[1]), need_weights=True)
+        return m.head(m.norm(x))
+    assert l07.check_forward(with_weights, model) is True
+
+
+@pytest.mark.parametrize("fn, key", FORWARD_MISTAKES,
+                         ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(FORWARD_MISTAKES)])
+def test_forward_rejects_mistake(fn, key, model, capsys):
+    assert_hint(lambda: l07.check_forward(fn, model), lambda: l07._diagnose_forward(fn, model), key, capsys)
+
+
+def test_forward_does_not_touch_the_lessons_model(model):
+    assert model.causal is True
+    l07.check_forward(lambda m, ids: m(ids)[0], model)
+    assert model.causal is True
+
+
+def test_forward_not_done(model, capsys):
+    assert l07.check_forward(todo, model) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_forward") + "\n"
+
+
+# ------------------------------------------------------------------------------- which head
+@pytest.fixture(scope="module")
+def heads(model):
+    """The (layer, head) pairs, counted from 1, that pass and that fail the threshold."""
+    mass = tiny.antidiagonal_mass(model)
+    L, H = mass.shape
+    good = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] >= tiny.ANTI_DIAGONAL_THRESHOLD]
+    bad = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] < tiny.ANTI_DIAGONAL_THRESHOLD]
+    return mass, good, bad
+
+
+def test_head_accepts_the_computed_answer(model, heads, capsys):
+    mass, good, _ = heads
+    assert solutions.reversal_head(model) in good
+    for answer in good:
+        ok, key, fields = l07._diagnose_reversal_head(model, answer)
+        assert (ok, key) == (True, "l07.ok.head")
+    assert l07.check_reversal_head(model, list(good[0])) is True
+    assert capsys.readouterr().out.startswith("✅ Correct! Layer")
+
+
+def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
+    mass, good, bad = heads
+    weak = [(l, h) for (l, h) in bad if mass[l - 1].max() < tiny.ANTI_DIAGONAL_THRESHOLD]
+    assert weak, "expected a layer with no reversal head (layer 1 of the checkpoint)"
+    assert_hint(lambda: l07.check_reversal_head(model, weak[0]),
+                lambda: l07._diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
+
+
+def test_head_rejects_a_weak_head_of_the_right_layer(model, heads, capsys):
+    mass, good, bad = heads
+    near = [(l, h) for (l, h) in bad if mass[l - 1].max() >= tiny.ANTI_DIAGONAL_THRESHOLD]
+    if not near:
+        pytest.skip("every head of the reversal layer passes")
+    assert_hint(lambda: l07.check_reversal_head(model, near[0]),
+                lambda: l07._diagnose_reversal_head(model, near[0]), "l07.hint.head_other", capsys)
+
+
+def test_head_recognises_counting_from_zero(model, heads, capsys):
+    _, good, _ = heads
+    zero_based = [(l - 1, h - 1) for (l, h) in good if 0 in (l - 1, h - 1)]
+    if not zero_based:
+        pytest.skip("no reversal head in layer 1 or at head 1")
+    assert_hint(lambda: l07.check_reversal_head(model, zero_based[0]),
+                lambda: l07._diagnose_reversal_head(model, zero_based[0]), "l07.hint.head_zero_based", capsys)
+
+
+@pytest.mark.parametrize("answer, key", [
+    ((3, 1), "l07.hint.head_range"),
+    ((1, 5), "l07.hint.head_range"),
+    ((-1, 2), "l07.hint.head_range"),
+    ("2, 4", "l07.hint.head_format"),
+    ((2,), "l07.hint.head_format"),
+    ((2.0, 4.0), "l07.hint.head_format"),
+    ((True, 1), "l07.hint.head_format"),
+])
+def test_head_rejects_bad_answers(answer, key, model, capsys):
+    assert_hint(lambda: l07.check_reversal_head(model, answer),
+                lambda: l07._diagnose_reversal_head(model, answer), key, capsys)
+
+
+def test_head_not_done(model, capsys):
+    assert l07.check_reversal_head(model, None) is None
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_head") + "\n"
+
+
+# ------------------------------------------------------------------------------------- all
+def test_checkers_print_in_every_language(model, capsys):
+    for lang in ("vi", "zh", "en"):
+        assert l07.check_loss_mask(lambda i, tg: tg != PAD, lang=lang) is False
+        out = capsys.readouterr().out
+        _, key, fields = l07._diagnose_loss_mask(lambda i, tg: tg != PAD)
+        assert out == t("ex.wrong", lang, detail=t(key, lang, **fields)) + "\n"
+
+
+def test_checkers_are_silent_otherwise(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert l07.check_loss_mask(solutions.loss_mask) is True
+        assert l07.check_forward(solutions.forward, model) is True
+        assert l07.check_reversal_head(model, solutions.reversal_head(model)) is True
+
+
+def test_reference_solutions_match_the_package(model):
+    ids = tiny.heldout()[:32]
+    inputs, targets = tiny.split(ids)
+    assert torch.equal(solutions.loss_mask(inputs, targets), tiny.loss_mask(inputs, targets))
+    with torch.no_grad():
+        torch.testing.assert_close(solutions.forward(model, inputs), model(inputs)[0])
+    best = tiny.reversal_head(model)
+    assert solutions.reversal_head(model) == (best.layer, best.head)

@@ -1,0 +1,49 @@
+"""Train lesson 07's tiny reversal model from the fixed seed and save it as the package checkpoint.
+
+    python tools/train_tiny_checkpoint.py [--out PATH]
+
+Same recipe as ``attnlab.tiny.train`` with its defaults (seed, steps, batch, learning rate), run
+on the CPU with one thread so that the same machine always writes the same weights. The file
+holds the float32 state_dict, the config and the recipe; ``attnlab.tiny.load_pretrained()``
+reads it. Refuses to save a model below ``ACCURACY_THRESHOLD`` on the held-out set.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import torch
+
+from attnlab import tiny
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, default=tiny.CHECKPOINT)
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(1)
+    model = tiny.make_model(seed=tiny.TRAIN_SEED)
+    start = time.perf_counter()
+    history = tiny.train(model, device="cpu", progress=False)
+    took = time.perf_counter() - start
+    acc = tiny.accuracy(model)
+    best = tiny.reversal_head(model)
+    print(f"trained {tiny.STEPS} steps in {took:.1f} s; final loss {history[-1]:.4f}; "
+          f"held-out accuracy {acc:.3f}; best head layer {best.layer} head {best.head} "
+          f"(anti-diagonal mass {best.mass:.2f})")
+    if acc < tiny.ACCURACY_THRESHOLD:
+        print(f"not saved: accuracy below {tiny.ACCURACY_THRESHOLD}", file=sys.stderr)
+        return 1
+    recipe = {"seed": tiny.TRAIN_SEED, "steps": tiny.STEPS, "batch_size": tiny.BATCH_SIZE, "lr": tiny.LR,
+              "warmup": tiny.WARMUP, "weight_decay": tiny.WEIGHT_DECAY, "heldout_seed": tiny.HELDOUT_SEED,
+              "torch": str(torch.__version__)}
+    path = tiny.save_checkpoint(model, args.out, recipe=recipe, heldout_accuracy=acc)
+    print(f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
