@@ -199,22 +199,49 @@ def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
                 lambda: l07._diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
 
 
-def test_head_rejects_a_weak_head_of_the_right_layer(model, heads, capsys):
+def test_head_recognises_the_shifted_anti_diagonal(model, heads, capsys):
+    """A head that looks one column right of the mirror (key 2n - t) gets its own hint."""
     mass, good, bad = heads
-    near = [(l, h) for (l, h) in bad if mass[l - 1].max() >= tiny.ANTI_DIAGONAL_THRESHOLD]
-    if not near:
-        pytest.skip("every head of the reversal layer passes")
-    assert_hint(lambda: l07.check_reversal_head(model, near[0]),
-                lambda: l07._diagnose_reversal_head(model, near[0]), "l07.hint.head_other", capsys)
+    echo = tiny.attention_mass(model, l07.echo_map)
+    shifted = [(l, h) for (l, h) in bad if echo[l - 1, h - 1] >= tiny.ANTI_DIAGONAL_THRESHOLD]
+    if not shifted:
+        pytest.skip("no shifted head in this checkpoint")
+    assert_hint(lambda: l07.check_reversal_head(model, shifted[0]),
+                lambda: l07._diagnose_reversal_head(model, shifted[0]), "l07.hint.head_shifted", capsys)
 
 
-def test_head_recognises_counting_from_zero(model, heads, capsys):
-    _, good, _ = heads
-    zero_based = [(l - 1, h - 1) for (l, h) in good if 0 in (l - 1, h - 1)]
-    if not zero_based:
-        pytest.skip("no reversal head in layer 1 or at head 1")
-    assert_hint(lambda: l07.check_reversal_head(model, zero_based[0]),
-                lambda: l07._diagnose_reversal_head(model, zero_based[0]), "l07.hint.head_zero_based", capsys)
+# Every branch on made-up masses (layers x heads), so none depends on the checkpoint.
+ANTI = [[0.27, 0.26, 0.08, 0.22], [0.77, 0.03, 0.62, 0.40]]
+ECHO = [[0.10, 0.10, 0.10, 0.10], [0.05, 0.81, 0.10, 0.05]]
+
+
+@pytest.fixture
+def fake_masses(monkeypatch):
+    anti, echo = torch.tensor(ANTI), torch.tensor(ECHO)
+    monkeypatch.setattr(tiny, "antidiagonal_mass", lambda model, ids=None: anti)
+    monkeypatch.setattr(tiny, "attention_mass",
+                        lambda model, where=tiny.reversal_map, ids=None: echo if where is l07.echo_map else anti)
+
+
+@pytest.mark.parametrize("answer, key", [
+    ((2, 1), "l07.ok.head"),
+    ((2, 3), "l07.ok.head"),
+    ((2, 2), "l07.hint.head_shifted"),
+    ((2, 4), "l07.hint.head_other"),
+    ((1, 1), "l07.hint.head_layer"),
+    ((1, 4), "l07.hint.head_layer"),
+    ((1, 0), "l07.hint.head_zero_based"),      # (2, 1) counted from 0
+    ((0, 0), "l07.hint.head_range"),           # (1, 1) is no reversal head either
+    ((3, 1), "l07.hint.head_range"),
+])
+def test_head_branches(answer, key, model, fake_masses, capsys):
+    ok, got_key, fields = l07._diagnose_reversal_head(model, answer)
+    assert (ok, got_key) == (key == "l07.ok.head", key)
+    assert l07.check_reversal_head(model, answer) is ok
+    verdict = "ex.correct" if ok else "ex.wrong"
+    assert capsys.readouterr().out == t(verdict, "en", detail=t(key, "en", **fields)) + "\n"
+    if key == "l07.hint.head_other":
+        assert fields == {"layer": 2, "head": 4, "pct": 40, "need": 50}
 
 
 @pytest.mark.parametrize("answer, key", [

@@ -155,7 +155,7 @@ def test_render_has_a_fixed_size_and_stays_out_of_pyplot(state):
     fig = render(state)
     assert isinstance(fig, Figure) and plt.get_fignums() == before
     assert png_size(to_png(fig)) == (720, 432)
-    assert png_size(to_png(render(state.replace(large=True)))) == (1080, 648)
+    assert png_size(to_png(render(state.replace(large=True)))) == (864, 518)
 
 
 def test_render_is_deterministic_and_reacts_to_every_control():
@@ -340,11 +340,11 @@ def test_widget_notes_are_shown():
 def test_widget_large_font_mode():
     w = attnlab.explore(lang="en")
     w.controls["large"].value = True
-    assert "attnlab-large" in w._dom_classes
-    assert png_size(w.image.value) == (1080, 648) and w.image.layout.height == "648px"
+    assert ex.LARGE_CLASS in w._dom_classes
+    assert png_size(w.image.value) == (864, 518) and w.image.layout.height == "518px"
     assert w.controls["mask"].style.description_width == ex.LABEL_WIDTH[True]
     w.controls["large"].value = False
-    assert "attnlab-large" not in w._dom_classes and w.image.layout.height == "432px"
+    assert ex.LARGE_CLASS not in w._dom_classes and w.image.layout.height == "432px"
 
 
 def test_widget_updates_do_not_leak_figures():

@@ -61,6 +61,9 @@ def test_hygiene(path):
         tags = set(c.get("metadata", {}).get("tags", []))
         assert tags <= ALLOWED_TAGS, f"code cell {i}: unexpected tags {tags - ALLOWED_TAGS}"
         outs = c["outputs"]
+        code_lines = [ln for ln in src(c).splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        assert not (code_lines and re.search(r";\s*(#.*)?$", code_lines[-1])), \
+            f"code cell {i}: a trailing ';' does not hide output under nbval"
         text = json.dumps(outs, ensure_ascii=False)
         assert not re.search(r"/(home|root|Users|tmp|work)/", text), f"code cell {i}: a machine path in the output"
         assert not re.search(r" at 0x[0-9a-f]{6,}", text), f"code cell {i}: a memory address in the output"

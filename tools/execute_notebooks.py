@@ -51,6 +51,7 @@ def execute(path: pathlib.Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")   # the same threading as the nbval run (conftest.py)
     failed = 0
     for path in notebooks(argv):
         start = time.perf_counter()

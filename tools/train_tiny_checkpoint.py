@@ -3,7 +3,8 @@
     python tools/train_tiny_checkpoint.py [--out PATH]
 
 Same recipe as ``attnlab.tiny.train`` with its defaults (seed, steps, batch, learning rate), run
-on the CPU with one thread so that the same machine always writes the same weights. The file
+on the CPU (``train`` uses one CPU thread), so the same machine always writes the same weights and
+retraining in the lesson on a CPU reproduces them. The file
 holds the float32 state_dict, the config and the recipe; ``attnlab.tiny.load_pretrained()``
 reads it. Refuses to save a model below ``ACCURACY_THRESHOLD`` on the held-out set.
 """
@@ -24,7 +25,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=tiny.CHECKPOINT)
     args = parser.parse_args(argv)
 
-    torch.set_num_threads(1)
     model = tiny.make_model(seed=tiny.TRAIN_SEED)
     start = time.perf_counter()
     history = tiny.train(model, device="cpu", progress=False)

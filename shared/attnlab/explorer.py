@@ -53,8 +53,8 @@ PAD = "<pad>"
 SEED = 0
 ALL_HEADS = -1
 FIG_SIZE = (9.0, 5.4)           # inches; the PNG is always FIG_SIZE * dpi pixels
-DPI = {False: 80, True: 120}    # normal, large-font mode
-FONT_SCALE = {False: 1.0, True: 1.2}
+DPI = {False: 80, True: 96}     # normal, large-font mode: 720 x 432 or 864 x 518 pixels
+FONT_SCALE = {False: 1.0, True: 1.3}
 LANGUAGE_NAMES = (("Tiếng Việt", "vi"), ("中文", "zh"), ("English", "en"))
 
 register({
@@ -343,15 +343,16 @@ def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad
 
 # ----------------------------------------------------------------------------- widgets
 
-CONTROL_WIDTH = {False: "300px", True: "420px"}
+CONTROL_WIDTH = {False: "270px", True: "400px"}
 LABEL_WIDTH = {False: "90px", True: "150px"}
+LARGE_CLASS = "attnlab-projector"          # on the explorer in large-font mode (CSS below)
 LARGE_CSS = """<style>
-.attnlab-large { --jp-widgets-font-size: 20px; --jp-widgets-inline-height: 36px; }
-.attnlab-large .widget-label, .attnlab-large .widget-label-basic, .attnlab-large .widget-readout,
-.attnlab-large select, .attnlab-large input, .attnlab-large .widget-html-content,
-.attnlab-large .widget-checkbox label, .attnlab-large button { font-size: 20px !important; }
-.attnlab-large .widget-dropdown, .attnlab-large .widget-text, .attnlab-large .widget-checkbox,
-.attnlab-large .widget-hslider, .attnlab-large select, .attnlab-large input { min-height: 36px; }
+.attnlab-projector { --jp-widgets-font-size: 20px; --jp-widgets-inline-height: 36px; }
+.attnlab-projector .widget-label, .attnlab-projector .widget-label-basic, .attnlab-projector .widget-readout,
+.attnlab-projector select, .attnlab-projector input, .attnlab-projector .widget-html-content,
+.attnlab-projector button { font-size: 20px !important; }
+.attnlab-projector .widget-dropdown, .attnlab-projector .widget-text, .attnlab-projector .widget-checkbox,
+.attnlab-projector .widget-hslider, .attnlab-projector select, .attnlab-projector input { min-height: 36px; }
 </style>"""
 
 
@@ -378,26 +379,22 @@ class AttentionExplorer(widgets.VBox):
             "head": widgets.Dropdown(options=self._head_options(state.num_heads, lang), value=state.head),
             "pad": widgets.IntSlider(value=state.pad, min=0, max=MAX_PAD),
             "pad_side": widgets.Dropdown(options=PAD_SIDES, value=state.pad_side),
-            "scaled": widgets.Checkbox(value=state.scaled, indent=False),
-            "annotate": widgets.Checkbox(value=state.annotate, indent=False),
+            "scaled": widgets.Checkbox(value=state.scaled),
+            "annotate": widgets.Checkbox(value=state.annotate),
             "lang": widgets.Dropdown(options=LANGUAGE_NAMES, value=state.lang),
-            "large": widgets.Checkbox(value=state.large, indent=False),
+            "large": widgets.Checkbox(value=state.large),
         }
         c = self.controls
         self.message = widgets.HTML(layout=widgets.Layout(height="3em", overflow="hidden"))
         self.image = widgets.Image(format="png", layout=widgets.Layout(object_fit="contain", max_width="100%"))
         css = widgets.HTML(value=LARGE_CSS, layout=widgets.Layout(display="none"))
-        super().__init__(children=[
-            css, c["sentence"],
-            widgets.HBox([c["mask"], c["num_heads"], c["head"]], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([c["pad"], c["pad_side"], c["scaled"], c["annotate"]],
-                         layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([c["lang"], c["large"]], layout=widgets.Layout(flex_flow="row wrap")),
-            self.message, self.image,
-        ])
+        rows = [["mask", "num_heads", "head"], ["pad", "pad_side"], ["scaled", "annotate"], ["lang", "large"]]
+        super().__init__(children=[css, c["sentence"]] + [
+            widgets.HBox([c[name] for name in row], layout=widgets.Layout(flex_flow="row wrap")) for row in rows
+        ] + [self.message, self.image])
         self.add_class("attnlab-explorer")
         for name, control in c.items():               # CSS hooks for styling and browser tests
-            control.add_class(f"attnlab-{name}")
+            control.add_class(f"attnlab-control-{name}")
         self.image.add_class("attnlab-image")
         self._relabel()
         self._resize()
@@ -498,7 +495,7 @@ class AttentionExplorer(widgets.VBox):
                 control.layout.width = "95%"
             elif not isinstance(control, widgets.Checkbox):
                 control.layout.width = CONTROL_WIDTH[large]
-        (self.add_class if large else self.remove_class)("attnlab-large")
+        (self.add_class if large else self.remove_class)(LARGE_CLASS)
         w, h = (round(v * DPI[large]) for v in FIG_SIZE)
         self.image.layout.width, self.image.layout.height = f"{w}px", f"{h}px"
 

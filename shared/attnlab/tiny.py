@@ -31,7 +31,9 @@ Main entry points: ``make_model``, ``train``, ``accuracy``, ``antidiagonal_mass`
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import math
 import pathlib
 from typing import Iterator, NamedTuple, Sequence
@@ -234,16 +236,43 @@ def lr_at(step: int, steps: int = STEPS, lr: float = LR, warmup: int = WARMUP) -
     return lr * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
 
 
+@contextlib.contextmanager
+def cpu_threads(n: int | None = 1):
+    """Run torch's CPU ops on ``n`` threads inside the block (None: leave the setting alone).
+
+    The tiny model's matrices are so small that extra threads only wait for each other — on a
+    busy 2-core machine a 0.3 s evaluation takes seconds with 2 threads. One thread also makes
+    every CPU run of the training recipe give the same weights, those of the saved checkpoint.
+    """
+    before = torch.get_num_threads()
+    if n is not None and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
+def _one_cpu_thread(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with cpu_threads(1):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 def train(model: TinyTransformer, steps: int = STEPS, batch_size: int = BATCH_SIZE, lr: float = LR,
           seed: int = TRAIN_SEED, device=None, progress: bool = True, weight_decay: float = WEIGHT_DECAY,
-          warmup: int = WARMUP) -> list[float]:
+          warmup: int = WARMUP, threads: int | None = 1) -> list[float]:
     """Train ``model`` in place with AdamW on seeded batches; returns the loss of every step.
 
     ``device`` defaults to CUDA when present, else the CPU; the batches are drawn on the CPU from
-    ``seed`` either way, so the code path is the same. The model stays on ``device``.
+    ``seed`` either way, and the loop is the same. The model stays on ``device``.
     The loss is the cross-entropy on the target positions only (``loss_mask``).
+    ``threads``: CPU threads for torch during training (see ``cpu_threads``; None: unchanged).
     """
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm          # a widget in Jupyter, text elsewhere
 
     device = torch.device(device) if device is not None else default_device()
     model.to(device).train()
@@ -251,19 +280,20 @@ def train(model: TinyTransformer, steps: int = STEPS, batch_size: int = BATCH_SI
     batches = training_batches(batch_size, seed, model.config)
     history = []
     bar = tqdm(range(steps), disable=not progress, desc="train", leave=True)
-    for step in bar:
-        for group in optimizer.param_groups:
-            group["lr"] = lr_at(step, steps, lr, warmup)
-        inputs, targets = split(next(batches).to(device))
-        logits, _ = model(inputs)                                            # (B, T, vocab)
-        mask = loss_mask(inputs, targets)                                    # (B, T)
-        loss = F.cross_entropy(logits[mask], targets[mask])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())
-        if step % 20 == 0 or step == steps - 1:
-            bar.set_postfix(loss=f"{history[-1]:.4f}")
+    with cpu_threads(threads):
+        for step in bar:
+            for group in optimizer.param_groups:
+                group["lr"] = lr_at(step, steps, lr, warmup)
+            inputs, targets = split(next(batches).to(device))
+            logits, _ = model(inputs)                                        # (B, T, vocab)
+            mask = loss_mask(inputs, targets)                                # (B, T)
+            loss = F.cross_entropy(logits[mask], targets[mask])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+            if step % 20 == 0 or step == steps - 1:
+                bar.set_postfix(loss=f"{history[-1]:.4f}")
     bar.close()
     model.eval()
     return history
@@ -281,6 +311,7 @@ def greedy_reverse(model: TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     return cur[:, n + 1:]
 
 
+@_one_cpu_thread
 @torch.no_grad()
 def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str = "greedy") -> float:
     """Fraction of sequences whose whole reversed part is right (exact match), held-out rows by default.
@@ -311,6 +342,7 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
     return correct / ids.shape[0]
 
 
+@_one_cpu_thread
 @torch.no_grad()
 def reverse_digits(model: TinyTransformer, digits: Sequence[int]) -> list[int]:
     """The model's greedy answer for one digit sequence."""
@@ -334,6 +366,7 @@ def reversal_map(ids: torch.Tensor) -> torch.Tensor:
     return (q >= n) & (q < 2 * n) & (q + k == 2 * n - 1)
 
 
+@_one_cpu_thread
 @torch.no_grad()
 def attention_weights(model: TinyTransformer, ids: torch.Tensor) -> list[torch.Tensor]:
     """Per layer, the (B, H, T, T) attention weights on the inputs of full rows ``ids``, on the CPU."""

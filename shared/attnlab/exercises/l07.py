@@ -103,6 +103,10 @@ register({
         "zh": "镜像位置上的平均权重",
         "en": "Average weight on the mirror position",
     },
+    "l07.fig.mass_before": {"vi": "trước huấn luyện", "zh": "训练前", "en": "before training"},
+    "l07.fig.mass_after": {"vi": "sau huấn luyện", "zh": "训练后", "en": "after training"},
+    "l07.fig.layers_axis": {"vi": "tầng", "zh": "层", "en": "layer"},
+    "l07.fig.heads_axis": {"vi": "đầu", "zh": "头", "en": "head"},
     "l07.check.antidiag": {
         "vi": "đầu mạnh nhất đặt ≥ {pct}% trọng số lên vị trí đối xứng (chú ý dàn đều thì chỉ khoảng 10%)",
         "zh": "最强的那个头把 ≥ {pct}% 的权重放在镜像位置上（均匀分配注意力只有约 10%）",
@@ -149,9 +153,9 @@ register({
         "en": "model with the causal mask: teacher forcing and greedy decoding give the same accuracy",
     },
     "l07.fig.cheater": {
-        "vi": "Mô hình KHÔNG có mặt nạ nhân quả, tầng cuối: mỗi truy vấn nhìn sang token kế tiếp",
-        "zh": "没有因果掩码的模型，最后一层：每个查询都盯着下一个词元",
-        "en": "Model WITHOUT the causal mask, last layer: every query looks at the next token",
+        "vi": "Mô hình KHÔNG có mặt nạ nhân quả, tầng cuối: sau dấu '|', mỗi truy vấn nhìn token kế tiếp",
+        "zh": "没有因果掩码的模型，最后一层：'|' 之后，每个查询都盯着下一个词元",
+        "en": "Model WITHOUT the causal mask, last layer: after '|', every query looks at the next token",
     },
     "l07.check.pretrained": {
         "vi": "checkpoint có sẵn (attnlab.tiny.load_pretrained()): độ chính xác trên tập kiểm tra ≥ {pct}%",
@@ -367,6 +371,19 @@ register({
         "en": "No head of layer {layer} draws a clear anti-diagonal. Look at the rows after '|' in the other "
               "layer's figures.",
     },
+    "l07.hint.head_shifted": {
+        "vi": "Nhìn kỹ đấy! Tầng {layer} · đầu {head} cũng vẽ một đường chéo phụ, nhưng lệch một cột sang phải: "
+              "truy vấn t nhìn khóa 2n−t — bản gốc trong phần nguồn của chính token nó vừa đọc — chứ không phải "
+              "khóa 2n−1−t chứa token nó phải viết. So hàng của dấu '|' ở hai đầu: đầu cần tìm nhìn chữ số nguồn "
+              "cuối cùng, không phải chính dấu '|'.",
+        "zh": "观察得很仔细！第 {layer} 层第 {head} 个头也画出了一条反对角线，但向右偏了一列：查询 t 看的是键 2n−t"
+              "——它刚读到的那个词元在源部分里的原件——而不是存放它要写的词元的键 2n−1−t。对比两个头里 '|' "
+              "那一行：要找的头看的是最后一个源数字，而不是 '|' 自己。",
+        "en": "Good eye! Layer {layer} · head {head} draws an anti-diagonal too, but one column to the right: query t "
+              "looks at key 2n−t — the source original of the token it has just read — not at key 2n−1−t, which "
+              "holds the token it must write. Compare the row of '|' in both heads: the head you want looks at the "
+              "last source digit, not at '|' itself.",
+    },
     "l07.hint.head_other": {
         "vi": "Đúng tầng, nhưng tầng {layer} · đầu {head} chỉ đặt khoảng {pct}% trọng số lên vị trí đối xứng "
               "(cần ≥ {need}%). Hãy tìm ô sáng chạy từ góc dưới trái lên trong khối hàng sau '|'.",
@@ -520,6 +537,16 @@ def check_forward(fn, model, lang: str | None = None):
 
 
 # ------------------------------------------------------------------------------------ which head
+def echo_map(ids: torch.Tensor) -> torch.Tensor:
+    """(B, T, T) bool: True at (query t, key 2n - t) for t = n .. 2n - 1: the anti-diagonal shifted one
+    column right, where each target query finds the source original of its own input token."""
+    n = tiny.lengths(ids)[:, None, None]
+    T = ids.shape[1] - 1
+    q = torch.arange(T)[None, :, None]
+    k = torch.arange(T)[None, None, :]
+    return (q >= n) & (q < 2 * n) & (q + k == 2 * n)
+
+
 def _diagnose_reversal_head(model, answer):
     if answer is None or answer is Ellipsis:
         raise NotDone
@@ -541,6 +568,8 @@ def _diagnose_reversal_head(model, answer):
     pct = round(100 * float(mass[layer - 1, head - 1]))
     if good(layer, head):
         return True, "l07.ok.head", {"layer": layer, "head": head, "pct": pct}
+    if float(tiny.attention_mass(model, echo_map)[layer - 1, head - 1]) >= need:
+        return False, "l07.hint.head_shifted", {"layer": layer, "head": head}
     if float(mass[layer - 1].max()) < need:
         return False, "l07.hint.head_layer", {"layer": layer}
     return False, "l07.hint.head_other", {"layer": layer, "head": head, "pct": pct, "need": round(100 * need)}
