@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+W7     := .venv-w7
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
@@ -18,14 +19,18 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 
 setup: $(STAMP)
 
+$(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
+	$(BIN)/python tools/make_w7_env.py $(W7)
+	touch $@
+
 lab: setup
 	$(BIN)/jupyter lab --notebook-dir=.
 
-test: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: setup $(W7)/.installed-stamp     ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 execute: setup                 ## re-run notebooks and store their outputs (NB=path to pick one)
-	$(BIN)/python tools/execute_notebooks.py $(NB)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/execute_notebooks.py $(NB)
 
 sync: setup                    ## write the setup cell (from attnlab/course.py) into every notebook
 	$(BIN)/python tools/sync_notebooks.py
@@ -37,4 +42,4 @@ voila: setup
 	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(W7) .pytest_cache

@@ -139,7 +139,8 @@ def lab(sandbox):
     server = Server([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
                      "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                      f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={sandbox['root']}",
-                     f"--LabApp.workspaces_dir={sandbox['home'] / 'lab-workspaces'}"],
+                     f"--LabApp.workspaces_dir={sandbox['home'] / 'lab-workspaces'}",
+                     "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True"],
                     cwd=sandbox["root"], env=sandbox["env"], log=sandbox["base"] / "lab.log", port=port, token=token)
     try:
         server.wait_until_listening()
@@ -274,6 +275,26 @@ def assert_no_error_output(page, allowed: set[int] = frozenset()) -> None:
     assert not bad, f"stderr/error output in cells {bad}"
 
 
+RUN_ALL = """async () => {
+    const app = window.jupyterapp;              // exposed by --*.expose_app_in_browser
+    const panel = app.shell.currentWidget;
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    while (panel.sessionContext.session?.kernel?.status !== "idle") {
+        await new Promise(resolve => setTimeout(resolve, 100));
+    }
+    await app.commands.execute("notebook:run-all-cells");
+}"""
+
+
+def run_all_cells(page) -> None:
+    """Once the notebook's kernel is ready: run every cell, wait for all of them."""
+    page.wait_for_function("() => window.jupyterapp?.shell?.currentWidget?.sessionContext !== undefined")
+    page.wait_for_selector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status="idle"]')
+    page.evaluate(RUN_ALL)
+    wait_for_all_cells(page)
+
+
 def wait_for_all_cells(page, timeout_s: float = 240) -> None:
     """Every code cell executed ([n]: prompts, none pending) and the kernel idle."""
     page.wait_for_function("""() => {
@@ -304,10 +325,7 @@ def test_explorer_in_jupyter(request, ui, notebook, latency):
     lab, page = request.getfixturevalue("lab"), request.getfixturevalue("page")
     path = UI_PATHS[ui].format(workspace="t" + secrets.token_hex(4), notebook=notebook)
     page.goto(f"{lab.url}{path}?token={lab.token}")
-    page.wait_for_selector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status="idle"]')
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    wait_for_all_cells(page)
+    run_all_cells(page)
     explorers = page.locator(".attnlab-explorer")
     explorers.first.wait_for()
     assert explorers.count() >= 1

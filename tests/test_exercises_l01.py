@@ -2,9 +2,7 @@
 its own hint, and say "not done yet" for the untouched TODO."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import pathlib
 import warnings
 
 import pytest
@@ -14,18 +12,8 @@ import attnlab
 from attnlab.exercises import l01
 from attnlab.i18n import t
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l01", ROOT / "solutions" / "l01.py")
-solutions = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solutions)
+from solutions import l01 as solutions
 
-
-@pytest.fixture(autouse=True)
-def english():
-    before = attnlab.get_language()
-    attnlab.set_language("en")
-    yield
-    attnlab.set_language(before)
 
 
 def verdict(capsys, checker, fn):

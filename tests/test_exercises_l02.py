@@ -2,8 +2,6 @@
 its own hint, and reports 'not done' for the untouched TODO."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 
 import pytest
 import torch
@@ -12,18 +10,8 @@ import attnlab
 from attnlab.exercises import l02
 from attnlab.i18n import t
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l02", ROOT / "solutions" / "l02.py")
-solutions = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solutions)
+from solutions import l02 as solutions
 
-
-@pytest.fixture(autouse=True)
-def english():
-    before = attnlab.get_language()
-    attnlab.set_language("en")
-    yield
-    attnlab.set_language(before)
 
 
 def assert_hint(check, diagnose, fn, key, capsys):

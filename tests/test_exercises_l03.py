@@ -2,9 +2,7 @@
 own hint, and reports "not done" for the untouched TODO."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import pathlib
 
 import pytest
 import torch
@@ -13,18 +11,7 @@ import attnlab
 from attnlab import t
 from attnlab.exercises import l03
 
-_SOLUTIONS = pathlib.Path(__file__).resolve().parents[1] / "solutions" / "l03.py"
-_spec = importlib.util.spec_from_file_location("solutions_l03", _SOLUTIONS)
-sol = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sol)
-
-
-@pytest.fixture(autouse=True)
-def english():
-    before = attnlab.get_language()
-    attnlab.set_language("en")
-    yield
-    attnlab.set_language(before)
+from solutions import l03 as sol
 
 
 def _verdict(checker, fn, capsys):

@@ -2,8 +2,6 @@
 its own hint, and reports 'not done' for the untouched TODO."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 import warnings
 
 import pytest
@@ -13,18 +11,8 @@ import attnlab
 from attnlab.exercises import l04
 from attnlab.i18n import t
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l04", ROOT / "solutions" / "l04.py")
-solutions = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solutions)
+from solutions import l04 as solutions
 
-
-@pytest.fixture(autouse=True)
-def english():
-    before = attnlab.get_language()
-    attnlab.set_language("en")
-    yield
-    attnlab.set_language(before)
 
 
 def assert_hint(check, diagnose, fn, key, capsys):

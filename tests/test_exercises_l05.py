@@ -1,7 +1,5 @@
 """Lesson 05 checkers: each accepts the reference solution, recognises each typical mistake
 with its own hint, and says "not done yet" for the untouched TODO."""
-import importlib.util
-import pathlib
 
 import pytest
 import torch
@@ -10,10 +8,7 @@ import attnlab
 from attnlab.exercises import l05
 from attnlab.fonts import unsupported_chars
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l05", ROOT / "solutions" / "l05.py")
-sol = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sol)
+from solutions import l05 as sol
 
 
 def todo(*args):

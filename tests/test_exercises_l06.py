@@ -1,7 +1,5 @@
 """Lesson 06 checkers: each accepts the reference solution, rejects each typical mistake with
 its own hint, and says 'not done yet' for the untouched TODO."""
-import importlib.util
-import pathlib
 
 import pytest
 import torch
@@ -10,10 +8,7 @@ import attnlab
 from attnlab import t
 from attnlab.exercises import l06
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l06", ROOT / "solutions" / "l06.py")
-sol = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sol)
+from solutions import l06 as sol
 
 EN = "en"
 

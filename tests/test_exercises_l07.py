@@ -2,32 +2,19 @@
 its own hint, and reports 'not done' for the untouched TODO."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 import warnings
 
 import pytest
 import torch
 
-import attnlab
 from attnlab import causal_mask, decoder_mask, tiny
 from attnlab.exercises import l07
 from attnlab.i18n import t
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("solutions_l07", ROOT / "solutions" / "l07.py")
-solutions = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(solutions)
+from solutions import l07 as solutions
 
 SEP, PAD = tiny.SEP, tiny.PAD
 
-
-@pytest.fixture(autouse=True)
-def english():
-    before = attnlab.get_language()
-    attnlab.set_language("en")
-    yield
-    attnlab.set_language(before)
 
 
 @pytest.fixture(scope="module")

@@ -326,6 +326,14 @@ def test_widget_unexpected_error_is_one_line_and_keeps_the_figure(monkeypatch):
     assert "⚠" not in w.message.value and w.image.value != good
 
 
+def test_widget_unexpected_error_while_relabelling_is_one_line(monkeypatch):
+    w = attnlab.explore(lang="en")
+    monkeypatch.setattr(ex, "t", lambda key, lang=None, **f: 1 / 0 if key == "explorer.sentence" else t(key, lang, **f))
+    w.controls["lang"].value = "vi"
+    assert html_text(w.message.value).startswith("⚠ ") and "ZeroDivisionError" in w.message.value
+    assert "\n" not in html_text(w.message.value)
+
+
 def test_widget_notes_are_shown():
     w = attnlab.explore(lang="zh", sentence="a b c", pad=2, pad_side="left")
     w.controls["mask"].value = "causal+padding"

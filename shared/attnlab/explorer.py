@@ -414,7 +414,6 @@ class AttentionExplorer(widgets.VBox):
     def update(self) -> bool:
         """Redraw from the controls. On bad input, or any error, show a one-line message and
         keep the last good figure. Returns whether the figure was redrawn."""
-        lang = self.controls["lang"].value
         try:
             state = self.read_state()
             if state.large not in self._canvases:
@@ -426,8 +425,7 @@ class AttentionExplorer(widgets.VBox):
             self._say(e.message, error=True)
             return False
         except Exception as e:  # never a traceback in the UI
-            detail = (str(e).strip().splitlines() or [""])[0][:160]
-            self._say(t("explorer.error.unexpected", lang, kind=type(e).__name__, detail=detail), error=True)
+            self._say_unexpected(e)
             return False
         self.state = state
         self.image.value = png
@@ -438,11 +436,20 @@ class AttentionExplorer(widgets.VBox):
         if self._muted:
             return
         owner = change["owner"]
-        if owner is self.controls["num_heads"] or owner is self.controls["lang"]:
-            self._relabel()
-        if owner is self.controls["large"]:
-            self._resize()
+        try:
+            if owner is self.controls["num_heads"] or owner is self.controls["lang"]:
+                self._relabel()
+            if owner is self.controls["large"]:
+                self._resize()
+        except Exception as e:  # never a traceback in the UI
+            self._say_unexpected(e)
+            return
         self.update()
+
+    def _say_unexpected(self, error: Exception) -> None:
+        detail = (str(error).strip().splitlines() or [""])[0][:160]
+        self._say(t("explorer.error.unexpected", self.controls["lang"].value, kind=type(error).__name__,
+                    detail=detail), error=True)
 
     def _say(self, text: str, error: bool = False) -> None:
         color = "#b00020" if error else "#444444"

@@ -48,7 +48,9 @@ class CachedText(Text):
         if not isinstance(renderer, RendererAgg) or not self.get_visible() or not self.get_text():
             return super().draw(renderer)
         x, y = np.round(self.get_transform().transform(self.get_position())).astype(int)
-        key = (self.get_text(), self.get_fontproperties(), to_rgba(self.get_color()), self.get_rotation(),
+        font = self.get_fontproperties()                     # mutable: key on its values
+        key = (self.get_text(), tuple(font.get_family()), font.get_style(), font.get_weight(),
+               font.get_size_in_points(), to_rgba(self.get_color(), self.get_alpha()), self.get_rotation(),
                self.get_ha(), self.get_va(), renderer.dpi)
         bitmap = self.cache.get(key)
         if bitmap is None:

@@ -8,9 +8,9 @@ The model reads left to right under a causal mask and predicts the next token. B
 separator the digits are random, so nothing there can be predicted; after it every token is
 determined: the output at step k is the source digit k places before the separator. The digits
 are random, so the only way to find it is by *position*, which is what attention does: the
-query of output position i looks at source position n - 1 - i. In the block of the attention
-matrix where the queries are the target positions and the keys the source positions, a trained
-model draws an anti-diagonal.
+query of output position i (i = 0 at the separator) looks at source position n - 1 - i. In the
+block of the attention matrix where the queries are the target positions and the keys the
+source positions, a trained model draws an anti-diagonal.
 
 Layout of one example of length n (ids ``0..9`` are digits, ``SEP`` the separator, ``PAD``
 fills the row up to ``2 * max_len + 1`` tokens)::

@@ -143,9 +143,14 @@ register({
         "en": "the same model writing its own answer (greedy decoding): accuracy ≤ {pct}%",
     },
     "l07.check.cheat_peek": {
-        "vi": "ở tầng cuối của mô hình không mặt nạ, có đầu đặt ≥ {pct}% trọng số lên token NGAY SAU — chính là đáp án",
-        "zh": "没有掩码的模型在最后一层有头把 ≥ {pct}% 的权重放在紧随其后的词元上 —— 那正是答案",
-        "en": "in the last layer of the unmasked model a head puts ≥ {pct}% of its weight on the NEXT token — the answer itself",
+        "vi": "mô hình không mặt nạ: có đầu đặt ≥ {pct}% trọng số lên token NGAY SAU — chính là đáp án",
+        "zh": "没有掩码的模型：有头把 ≥ {pct}% 的权重放在紧随其后的词元上——那正是答案",
+        "en": "model without a mask: a head puts ≥ {pct}% of its weight on the NEXT token — the answer itself",
+    },
+    "l07.check.causal_peek": {
+        "vi": "mô hình có mặt nạ nhân quả: trọng số lên token ngay sau bằng đúng 0, ở mọi tầng và mọi đầu",
+        "zh": "有因果掩码的模型：放在下一个词元上的权重在每一层、每个头里都恰好为 0",
+        "en": "model with the causal mask: the weight on the next token is exactly 0 in every layer and head",
     },
     "l07.check.causal_same": {
         "vi": "mô hình có mặt nạ nhân quả: teacher forcing và giải mã tham lam cho cùng một độ chính xác",
@@ -153,9 +158,9 @@ register({
         "en": "model with the causal mask: teacher forcing and greedy decoding give the same accuracy",
     },
     "l07.fig.cheater": {
-        "vi": "Mô hình KHÔNG có mặt nạ nhân quả, tầng cuối: sau dấu '|', mỗi truy vấn nhìn token kế tiếp",
-        "zh": "没有因果掩码的模型，最后一层：'|' 之后，每个查询都盯着下一个词元",
-        "en": "Model WITHOUT the causal mask, last layer: after '|', every query looks at the next token",
+        "vi": "Mô hình KHÔNG có mặt nạ nhân quả, tầng {layer}: sau dấu '|', truy vấn nhìn token kế tiếp",
+        "zh": "没有因果掩码的模型，第 {layer} 层：'|' 之后，查询盯着下一个词元",
+        "en": "Model WITHOUT the causal mask, layer {layer}: after '|', the queries look at the next token",
     },
     "l07.check.pretrained": {
         "vi": "checkpoint có sẵn (attnlab.tiny.load_pretrained()): độ chính xác trên tập kiểm tra ≥ {pct}%",
