@@ -6,12 +6,15 @@ Default size: the English example (10 tokens) + 2 pad tokens = 12 tokens, 8 head
 side. Goal: p95 <= 100 ms per change on a 2-core machine. Prints wall-clock and CPU times;
 nothing here is asserted (the tests never time anything). The first series are what the
 explorer does (one canvas redrawn in place); the last is ``render()``, a new figure each time.
+The trained-model rows show the tiny reversal model (4 heads, 12-16 tokens): layer, head and
+digit changes (attention cached per digit string), and the widget's model switch back and forth.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
 import os
+import random
 import statistics
 import sys
 import time
@@ -21,7 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import attnlab  # noqa: E402
-from attnlab.explorer import (HEAD_COUNTS, MASK_TYPES, ExplorerState, compute, draw, new_canvas,  # noqa: E402
+from attnlab.explorer import (ALL_HEADS, HEAD_COUNTS, MASK_TYPES, ExplorerState, compute, draw, new_canvas,  # noqa: E402
                               render, to_png)
 
 
@@ -85,6 +88,21 @@ def main(argv: list[str]) -> int:
     sentences = (" ".join(f"{w}{k}" for w in words) for k in itertools.count())   # 10 new labels each time
     report("new sentence each time (labels not cached)",
            [timed(lambda: render_png(base.replace(sentence=next(sentences), pad=0))) for _ in range(n)])
+    trained = base.replace(model="trained")
+    render_png(trained)                                      # loads the checkpoint once
+    cycle = itertools.cycle([dict(layer=l, head=h, digits=d) for d in ("3 1 4 1 5 9", "2 7 1 8 2 8 1 8")
+                             for l in (1, 2) for h in (ALL_HEADS, 0)])
+    report("trained model: layer / head / digits changes",
+           [timed(lambda: render_png(trained.replace(**next(cycle)))) for _ in range(n)])
+    rng = random.Random(0)
+    new_digits = (" ".join(str(rng.randrange(10)) for _ in range(8)) for _ in itertools.count())
+    report("trained model: new digit string (not cached)", [timed(lambda: render_png(trained.replace(
+        digits=next(new_digits)))) for _ in range(n)])
+    models = itertools.cycle(["trained", "random"])
+
+    def switch():
+        explorer.controls["model"].value = next(models)
+    report("widget model switch (random <-> trained)", [timed(switch) for _ in range(n)])
     report("render(): a new figure per change (reference)",
            [timed(lambda: to_png(render(base.replace(mask=next(masks))))) for _ in range(n)])
     return 0

@@ -245,7 +245,9 @@ def change_control(page, explorer, control: str) -> float:
 
 
 def exercise_explorer(page, explorer, samples: list[float]) -> None:
-    """Change the mask type and the head count: each time a different image, no error message."""
+    """Change the mask type and the head count: each time a different image, no error message.
+    Then switch to the trained model and back: a new image each time, the controls that the
+    trained model fixes are disabled there only, and the sentence comes back."""
     image = explorer.locator(".attnlab-image")
     image.scroll_into_view_if_needed()
     page.wait_for_function("img => img.src.length > 0", arg=image.element_handle(), timeout=TIMEOUT_MS)
@@ -257,6 +259,26 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
         previous = digest
         message = explorer.locator(".attnlab-message").inner_text()
         assert "⚠" not in message, message
+    sentence = explorer.locator(".attnlab-control-sentence input")
+    text = sentence.input_value()
+    for model, locked in (("trained", True), ("random", False)):
+        start = image.evaluate(WATCH_IMAGE)
+        explorer.locator(".attnlab-control-model select").select_option(index=MODEL_INDEX[model])
+        page.wait_for_function("() => window.__attnlabChanged !== null", timeout=TIMEOUT_MS)
+        samples.append(page.evaluate("() => window.__attnlabChanged") - start)
+        digest = image.evaluate(IMAGE_DIGEST)
+        assert digest != previous, f"the image did not change after switching to the {model} model"
+        previous = digest
+        for control in ("mask", "num_heads", "pad_side"):
+            select = explorer.locator(f".attnlab-control-{control} select")
+            assert select.is_disabled() == locked, (model, control)
+        assert explorer.locator(".attnlab-control-layer select").is_disabled() != locked, model
+        message = explorer.locator(".attnlab-message").inner_text()
+        assert "⚠" not in message, message
+    assert sentence.input_value() == text
+
+
+MODEL_INDEX = {"random": 0, "trained": 1}     # order of attnlab.explorer.MODELS
 
 
 def widget_errors(page) -> list[str]:

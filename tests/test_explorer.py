@@ -362,3 +362,154 @@ def test_widget_updates_do_not_leak_figures():
         w.controls["mask"].value = MASK_TYPES[k % 4]
         w.controls["num_heads"].value = (1, 2, 4, 8)[k % 4]
     assert len(plt.get_fignums()) == before
+
+
+# ----------------------------------------------------------------------------- trained model
+
+TRAINED = ExplorerState(model="trained")               # digits "3 1 4 1 5 9", last layer
+BAD_DIGITS = {                                          # digits typed -> catalog key, fields
+    "": ("explorer.error.digits_empty", {"max": 8}),
+    "  , ": ("explorer.error.digits_empty", {"max": 8}),
+    "3 1 x 4 y": ("explorer.error.digits_chars", {"chars": "x y"}),
+    "3.14": ("explorer.error.digits_chars", {"chars": "."}),
+    "-1 2": ("explorer.error.digits_chars", {"chars": "-"}),
+    "123456789": ("explorer.error.digits_count", {"n": 9, "max": 8}),
+}
+
+
+def _mirror_mass(weights: torch.Tensor, n: int) -> torch.Tensor:
+    """(H,) mean weight that the target queries t = n..2n-1 put on their mirror key 2n-1-t."""
+    return torch.stack([weights[:, q, 2 * n - 1 - q] for q in range(n, 2 * n)], -1).mean(-1)
+
+
+@pytest.mark.parametrize("digits,n", [("3 1 4 1 5 9", 6), ("31415926", 8), ("7,0,7", 3), ("３１４", 3)])
+def test_trained_compute_tokens_and_shapes(digits, n):
+    r = compute(TRAINED.replace(digits=digits))
+    ds = [str(int(c)) for c in digits if c.isdecimal()]
+    assert r.tokens == ds + ["|"] + ds[::-1][:-1]                     # the input: all but the last token
+    assert r.weights.shape == (4, 2 * n, 2 * n) and r.mask.shape == (2 * n, 2 * n)
+    assert torch.equal(r.mask, torch.ones(2 * n, 2 * n, dtype=torch.bool).tril())
+    assert (r.weights[:, ~r.mask] == 0).all()
+    torch.testing.assert_close(r.weights.sum(-1), torch.ones(4, 2 * n))
+
+
+def test_trained_last_layer_draws_the_anti_diagonal():
+    for digits in ("3 1 4 1 5 9", "2 7 1 8 2 8 1", "9 8 7 6 5 4 3 2"):
+        state = TRAINED.replace(digits=digits)
+        n = len(digits.split())
+        last = _mirror_mass(compute(state).weights, n)
+        assert last.max() > 0.5, (digits, last)
+        first = _mirror_mass(compute(state.replace(layer=1)).weights, n)
+        assert first.max() < last.max()                               # the first layer does not reverse
+
+
+def test_trained_compute_is_pure_cached_and_ignores_the_random_controls():
+    a = compute(TRAINED)
+    a.weights.zero_()                                                 # a caller's change must not reach the cache
+    b = compute(TRAINED)
+    assert b.weights.sum() > 0
+    c = compute(TRAINED.replace(mask="padding", num_heads=1, pad=5, pad_side="left", scaled=False,
+                                sentence="anything"))
+    assert c.tokens == b.tokens and torch.equal(c.weights, b.weights)
+    assert not torch.equal(compute(TRAINED.replace(layer=1)).weights, b.weights)
+    assert b.message == t("explorer.note.trained", "en")
+    short = compute(TRAINED.replace(digits="1 2 3", lang="zh")).message
+    assert t("explorer.note.short", "zh", min=6, max=8, n=3) in short
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("digits", sorted(BAD_DIGITS))
+def test_trained_bad_digits_give_a_message_in_the_ui_language(digits, lang):
+    key, values = BAD_DIGITS[digits]
+    with pytest.raises(InputError) as info:
+        compute(TRAINED.replace(digits=digits, lang=lang))
+    assert info.value.message == t(key, lang, **values) and "\n" not in info.value.message
+
+
+def test_trained_state_validation():
+    ExplorerState(model="trained", num_heads=1, head=3)               # head counts the trained model's 4 heads
+    for bad in (dict(model="gpt"), dict(model="trained", head=4), dict(model="trained", layer=0),
+                dict(model="trained", layer=3)):
+        with pytest.raises(ValueError):
+            ExplorerState(**bad)
+
+
+def test_trained_render_uses_the_same_canvas_and_size():
+    canvas = ex.new_canvas()
+    for state in (TRAINED, TRAINED.replace(head=3, annotate=True, lang="vi"), TRAINED.replace(layer=1, lang="zh")):
+        fig, note = ex.draw(state, compute(state), canvas)
+        assert fig is canvas.fig and canvas.png() == to_png(render(state)), state
+        assert png_size(canvas.png()) == (720, 432)
+    assert to_png(render(TRAINED)) != to_png(render(TRAINED.replace(layer=1)))
+    assert to_png(render(TRAINED)) != to_png(render(TRAINED.replace(digits="2 7 1 8 2 8")))
+    assert to_png(render(TRAINED.replace(large=True))) and png_size(to_png(render(TRAINED.replace(large=True)))) == (864, 518)
+
+
+def _disabled(w):
+    return {name for name, c in w.controls.items() if c.disabled}
+
+
+def test_widget_model_switch_changes_the_image_and_locks_controls():
+    w = attnlab.explore(lang="en", num_heads=8, head=5, mask="causal")
+    random_png, random_state = w.image.value, w.state
+    assert _disabled(w) == {"layer"} and w.mode_note.layout.display == "none"
+    w.controls["model"].value = "trained"
+    assert "⚠" not in w.message.value and w.image.value != random_png
+    assert w.state.trained and w.state.digits == "3 1 4 1 5 9" and w.controls["sentence"].value == "3 1 4 1 5 9"
+    assert w.state.head == ALL_HEADS and [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]
+    assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
+    assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", "en", h=4))
+    assert w.mode_note.layout.display != "none"
+    assert w.controls["sentence"].description == t("explorer.digits", "en")
+    assert w.controls["sentence"].placeholder == t("explorer.digits_hint", "en")
+    seen = {random_png, w.image.value}
+    for name, value in [("layer", 1), ("head", 2), ("sentence", "27182818"), ("annotate", True), ("layer", 2)]:
+        w.controls[name].value = value
+        assert "⚠" not in w.message.value, (name, w.message.value)
+        assert w.image.value not in seen, name
+        seen.add(w.image.value)
+    w.controls["model"].value = "random"
+    assert _disabled(w) == {"layer"} and w.mode_note.layout.display == "none"
+    assert w.controls["sentence"].value == random_state.sentence
+    assert w.state.sentence == random_state.sentence and w.state.mask == "causal" and w.state.num_heads == 8
+    w.controls["annotate"].value = False
+    w.controls["head"].value = 5
+    assert w.image.value == random_png                                 # the same figure as before the switch
+    w.controls["model"].value = "trained"                             # and the digits come back too
+    assert w.controls["sentence"].value == "27182818" and w.state.digits == "27182818"
+
+
+def test_widget_model_switch_restores_an_edited_sentence():
+    w = attnlab.explore(lang="vi")
+    w.controls["sentence"].value = "Tôi thích học máy"
+    w.controls["model"].value = "trained"
+    w.controls["sentence"].value = "1 2 3 4 5 6 7"
+    w.controls["model"].value = "random"
+    assert w.controls["sentence"].value == "Tôi thích học máy" and w.state.sentence == "Tôi thích học máy"
+    assert compute(w.state).tokens[:4] == ["Tôi", "thích", "học", "máy"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_widget_trained_bad_digits_keep_the_last_figure(lang):
+    w = attnlab.explore(lang=lang, model="trained")
+    good_png, good_state = w.image.value, w.state
+    for digits, (key, values) in BAD_DIGITS.items():
+        w.controls["sentence"].value = digits
+        assert html_text(w.message.value) == "⚠ " + t(key, lang, **values), digits
+        assert w.image.value == good_png and w.state == good_state, digits
+    w.controls["sentence"].value = "9 8 7 6 5 4"
+    assert "⚠" not in w.message.value and w.image.value != good_png
+
+
+def test_widget_trained_mode_labels_follow_the_language():
+    w = attnlab.explore(lang="en", model="trained")
+    for lang in ("vi", "zh"):
+        w.controls["lang"].value = lang
+        assert w.controls["model"].options[1][0] == t("explorer.model.trained", lang)
+        assert w.controls["layer"].description == t("explorer.layer", lang)
+        assert [label for label, _ in w.controls["layer"].options] == [t("explorer.layer_option", lang, i=i)
+                                                                     for i in (1, 2)]
+        assert w.controls["sentence"].description == t("explorer.digits", lang)
+        assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", lang, h=4))
+        assert html_text(w.message.value) == "ℹ " + t("explorer.note.trained", lang)
+    assert w.controls["layer"].options[0][0] == "第 1 层" and w.controls["model"].options[0][0] == "随机权重"

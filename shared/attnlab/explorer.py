@@ -1,4 +1,4 @@
-"""The attention explorer: one sentence, four masks, 1-8 heads, scaling on or off.
+"""The attention explorer: one sentence, four masks, 1-8 heads, scaling on or off; or a trained model.
 
 Three layers, each usable on its own:
 
@@ -17,6 +17,14 @@ std 1/sqrt(d_model), so the scores q.k have variance about d_k, as in a trained 
 scaled by 1/sqrt(d_k) they are of order 1, unscaled the softmax saturates. There is no
 positional encoding: two equal tokens get equal rows where the mask allows.
 
+A model switch (``model``) chooses between these seeded random weights ("random") and the
+tiny Transformer of lesson 07 trained to reverse digit sequences ("trained",
+``attnlab.tiny.load_pretrained()``, loaded once). In trained mode the input is 1 to 8 digits
+(``digits``), the figure shows the heads of one ``layer`` on the model's own tokens (the digits,
+the separator, the reversed digits) and the mask, head count, padding and scaling do not apply:
+the model fixes them (causal mask, its own heads, no padding, scaled). The attention of each
+digit string is cached.
+
 Mixed scripts are allowed: ``attnlab.tokenize`` splits Vietnamese/English on spaces and
 makes every Chinese character a token; a note says so. Characters that no course font can
 draw (emoji, ...) are refused with a message.
@@ -28,6 +36,7 @@ import dataclasses
 import functools
 import html
 import io
+import unicodedata
 import zlib
 from typing import NamedTuple
 
@@ -42,6 +51,7 @@ from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention
 from . import plotting  # noqa: F401  (registers the "plot.*" messages used below)
 from .text import is_cjk, tokenize
+from . import tiny
 
 D_MODEL = 64
 HEAD_COUNTS = (1, 2, 4, 8)
@@ -56,6 +66,10 @@ FIG_SIZE = (9.0, 5.4)           # inches; the PNG is always FIG_SIZE * dpi pixel
 DPI = {False: 80, True: 96}     # normal, large-font mode: 720 x 432 or 864 x 518 pixels
 FONT_SCALE = {False: 1.0, True: 1.3}
 LANGUAGE_NAMES = (("Tiếng Việt", "vi"), ("中文", "zh"), ("English", "en"))
+MODELS = ("random", "trained")
+TRAINED_CONFIG = tiny.TinyConfig()    # the checkpoint's size (compute checks it against the loaded model)
+DIGIT_SEPARATORS = " \t,，、;"          # allowed between digits ("3 1 4", "3,1,4", "314", "３１４")
+TRAINED_MASK = "causal"               # what the trained model uses, for its title
 
 register({
     "explorer.sentence": {"vi": "Câu", "zh": "句子", "en": "Sentence"},
@@ -114,6 +128,42 @@ register({
         "vi": "{n} token + {pad} token đệm = {total}, quá {max}: hãy bớt token đệm hoặc rút ngắn câu.",
         "zh": "{n} 个词元 + {pad} 个填充词元 = {total}，超过了 {max}：请减少填充或缩短句子。",
         "en": "{n} tokens + {pad} pad tokens = {total}, more than {max}: use fewer pad tokens or a shorter sentence."},
+    "explorer.model": {"vi": "Mô hình", "zh": "模型", "en": "Model"},
+    "explorer.model.random": {"vi": "trọng số ngẫu nhiên", "zh": "随机权重", "en": "random weights"},
+    "explorer.model.trained": {"vi": "mô hình đã huấn luyện", "zh": "训练好的模型", "en": "trained model"},
+    "explorer.layer": {"vi": "Tầng", "zh": "层", "en": "Layer"},
+    "explorer.layer_option": {"vi": "tầng {i}", "zh": "第 {i} 层", "en": "layer {i}"},
+    "explorer.digits": {"vi": "Chữ số", "zh": "数字", "en": "Digits"},
+    "explorer.digits_hint": {"vi": "Gõ 1–8 chữ số, ví dụ 3 1 4 1 5 9, rồi nhấn Enter",
+                             "zh": "输入 1–8 个数字，例如 3 1 4 1 5 9，然后按回车",
+                             "en": "Type 1–8 digits, e.g. 3 1 4 1 5 9, and press Enter"},
+    "explorer.trained_fixed": {
+        "vi": "Mô hình đã huấn luyện tự quy định mặt nạ (nhân quả), {h} đầu, không đệm và phép chia cho √d_k, "
+              "nên các nút điều khiển đó bị khóa.",
+        "zh": "训练好的模型自己决定了掩码（因果）、{h} 个头、不填充、除以 √d_k，所以这些控件不可用。",
+        "en": "The trained model fixes the mask (causal), {h} heads, no padding and the √d_k scaling, "
+              "so those controls are locked."},
+    "explorer.trained_title": {
+        "vi": "Mô hình đã huấn luyện (đảo chuỗi số) · tầng {layer}/{layers} · {h} đầu, d_k = {d_k} · mặt nạ nhân quả",
+        "zh": "训练好的模型（倒序数字）· 第 {layer}/{layers} 层 · {h} 个头，d_k = {d_k} · 因果掩码",
+        "en": "Trained model (reverses digits) · layer {layer}/{layers} · heads: {h}, d_k = {d_k} · causal mask"},
+    "explorer.note.trained": {
+        "vi": "Các truy vấn sau dấu | tìm chữ số ở vị trí đối xứng với chúng: một đường chéo ngược.",
+        "zh": "| 之后的查询去找与自己对称位置上的数字：一条反对角线。",
+        "en": "The queries after | look for their mirror digit: an anti-diagonal."},
+    "explorer.note.short": {
+        "vi": "Mô hình được huấn luyện với {min}–{max} chữ số: với {n} chữ số, đường chéo ngược có thể mờ đi.",
+        "zh": "模型是用 {min}–{max} 个数字训练的：只有 {n} 个数字时，反对角线可能不明显。",
+        "en": "The model was trained on {min}–{max} digits: with {n}, the anti-diagonal may fade."},
+    "explorer.error.digits_empty": {"vi": "Hãy gõ 1–{max} chữ số, ví dụ 3 1 4 1 5 9.",
+                                    "zh": "请输入 1–{max} 个数字，例如 3 1 4 1 5 9。",
+                                    "en": "Type 1–{max} digits, e.g. 3 1 4 1 5 9."},
+    "explorer.error.digits_chars": {"vi": "Mô hình đã huấn luyện chỉ đọc chữ số 0–9, không đọc: {chars}",
+                                    "zh": "训练好的模型只认数字 0–9，不认：{chars}",
+                                    "en": "The trained model reads only the digits 0–9, not: {chars}"},
+    "explorer.error.digits_count": {"vi": "{n} chữ số: mô hình chỉ đọc 1–{max} chữ số.",
+                                    "zh": "{n} 个数字：模型只能读 1–{max} 个数字。",
+                                    "en": "{n} digits: the model reads 1 to {max}."},
     "explorer.error.unexpected": {"vi": "Lỗi ngoài dự kiến ({kind}): {detail}", "zh": "意外错误（{kind}）：{detail}",
                                   "en": "Unexpected error ({kind}): {detail}"},
 })
@@ -129,7 +179,13 @@ class InputError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ExplorerState:
-    """Everything the explorer shows. ``head`` is 0-based, or ALL_HEADS (-1) for all side by side."""
+    """Everything the explorer shows. ``head`` is 0-based, or ALL_HEADS (-1) for all side by side.
+
+    ``model``: "random" (seeded random weights on ``sentence``, with ``mask``, ``num_heads``,
+    ``pad``, ``pad_side``, ``scaled``) or "trained" (the tiny reversal model on ``digits``, one
+    ``layer``, counted from 1; those five fields are then ignored, ``head`` counts the trained
+    model's heads). Each mode keeps its own input, so switching back finds the sentence again.
+    """
     sentence: str = "The cat sat on the mat because it was tired"
     mask: str = "none"
     num_heads: int = 8
@@ -140,14 +196,22 @@ class ExplorerState:
     annotate: bool = False
     lang: str = "en"
     large: bool = False
+    model: str = "random"
+    digits: str = "3 1 4 1 5 9"
+    layer: int = TRAINED_CONFIG.num_layers          # 1-based; the last layer shows the reversal best
 
     def __post_init__(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.mask not in MASK_TYPES:
             raise ValueError(f"mask must be one of {MASK_TYPES}, got {self.mask!r}")
         if self.num_heads not in HEAD_COUNTS:
             raise ValueError(f"num_heads must be one of {HEAD_COUNTS}, got {self.num_heads!r}")
-        if not (self.head == ALL_HEADS or 0 <= self.head < self.num_heads):
-            raise ValueError(f"head must be -1 (all) or in 0..{self.num_heads - 1}, got {self.head!r}")
+        heads = self.heads
+        if not (self.head == ALL_HEADS or 0 <= self.head < heads):
+            raise ValueError(f"head must be -1 (all) or in 0..{heads - 1}, got {self.head!r}")
+        if not (isinstance(self.layer, int) and 1 <= self.layer <= TRAINED_CONFIG.num_layers):
+            raise ValueError(f"layer must be in 1..{TRAINED_CONFIG.num_layers}, got {self.layer!r}")
         if not (isinstance(self.pad, int) and 0 <= self.pad <= MAX_PAD):
             raise ValueError(f"pad must be an int in 0..{MAX_PAD}, got {self.pad!r}")
         if self.pad_side not in PAD_SIDES:
@@ -157,6 +221,20 @@ class ExplorerState:
 
     def replace(self, **changes) -> "ExplorerState":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def trained(self) -> bool:
+        return self.model == "trained"
+
+    @property
+    def heads(self) -> int:
+        """How many heads the figure has: ``num_heads``, or the trained model's."""
+        return TRAINED_CONFIG.num_heads if self.trained else self.num_heads
+
+    @property
+    def text(self) -> str:
+        """The input of the current mode: ``digits`` when trained, else ``sentence``."""
+        return self.digits if self.trained else self.sentence
 
 
 class Result(NamedTuple):
@@ -189,7 +267,59 @@ def _embedding(token: str) -> torch.Tensor:
     return torch.randn(D_MODEL, generator=g)
 
 
+@functools.lru_cache(maxsize=None)
+def _trained_model() -> tiny.TinyTransformer:
+    """The tiny reversal model of lesson 07, loaded once, on the CPU, in eval mode."""
+    model = tiny.load_pretrained()
+    c = model.config
+    if (c.num_heads, c.num_layers, c.max_len) != (TRAINED_CONFIG.num_heads, TRAINED_CONFIG.num_layers,
+                                                   TRAINED_CONFIG.max_len):
+        raise RuntimeError(f"the checkpoint's model {c} is not the expected {TRAINED_CONFIG}")
+    return model
+
+
+@functools.lru_cache(maxsize=512)
+def _trained_attention(digits: tuple[int, ...]) -> tuple[tuple[str, ...], torch.Tensor]:
+    """(tokens, weights (layers, H, T, T)) of the trained model for one digit sequence, cached."""
+    tokens, weights = tiny.attention_for(_trained_model(), digits)
+    return tuple(tokens), torch.stack(weights)
+
+
 # ----------------------------------------------------------------------------- pure functions
+
+def parse_digits(state: ExplorerState) -> tuple[int, ...]:
+    """``state.digits`` -> the digits (1 to 8 of them), or InputError with a message in ``state.lang``.
+
+    Digits may be written together ("314159") or apart ("3 1 4", "3,1,4"); full-width digits count.
+    """
+    lang, n_max = state.lang, TRAINED_CONFIG.max_len
+    chars = [ch for ch in state.digits if ch not in DIGIT_SEPARATORS and not ch.isspace()]
+    bad = [ch for ch in chars if not (ch.isdecimal() and unicodedata.decimal(ch, None) is not None)]
+    if bad:
+        shown = list(dict.fromkeys(bad))[:5]
+        raise InputError(t("explorer.error.digits_chars", lang, chars=" ".join(shown)))
+    if not chars:
+        raise InputError(t("explorer.error.digits_empty", lang, max=n_max))
+    if len(chars) > n_max:
+        raise InputError(t("explorer.error.digits_count", lang, n=len(chars), max=n_max))
+    return tuple(unicodedata.decimal(ch) for ch in chars)
+
+
+def compute_trained(state: ExplorerState) -> Result:
+    """``compute`` in trained mode: the model's tokens, the weights of ``state.layer`` (H, T, T),
+    its causal mask and a note."""
+    digits = parse_digits(state)
+    tokens, weights = _trained_attention(digits)
+    if not 1 <= state.layer <= weights.shape[0]:
+        raise ValueError(f"layer must be in 1..{weights.shape[0]}, got {state.layer}")
+    T = len(tokens)
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    notes = [t("explorer.note.trained", state.lang)]
+    c = TRAINED_CONFIG
+    if len(digits) < c.min_len:
+        notes.append(t("explorer.note.short", state.lang, min=c.min_len, max=c.max_len, n=len(digits)))
+    return Result(list(tokens), weights[state.layer - 1].clone(), mask, " ".join(notes))
+
 
 def sentence_tokens(state: ExplorerState) -> list[str]:
     """The sentence's tokens, or InputError with a message in ``state.lang``."""
@@ -229,6 +359,8 @@ def build_mask(kind: str, is_pad: torch.Tensor) -> torch.Tensor:
 
 def compute(state: ExplorerState) -> Result:
     """Tokens, per-head weights (H, T, T), mask (T, T) and a note; InputError for bad input."""
+    if state.trained:
+        return compute_trained(state)
     words = sentence_tokens(state)
     pads = [PAD] * state.pad
     tokens = pads + words if state.pad_side == "left" else words + pads
@@ -262,6 +394,10 @@ def _grid_shape(n: int) -> tuple[int, int]:
 
 
 def title(state: ExplorerState) -> str:
+    if state.trained:
+        c = TRAINED_CONFIG
+        return t("explorer.trained_title", state.lang, layer=state.layer, layers=c.num_layers, h=c.num_heads,
+                 d_k=c.d_model // c.num_heads)
     lang, d_k = state.lang, D_MODEL // state.num_heads
     scale = t("explorer.scaled_title" if state.scaled else "explorer.unscaled_title", lang, d_k=d_k)
     return t("explorer.title", lang, mask=t(f"explorer.mask.{state.mask}", lang), h=state.num_heads,
@@ -278,7 +414,7 @@ def draw(state: ExplorerState, result: Result, canvas: HeatmapCanvas | None = No
     to redraw it in place). Returns (figure, note for the user)."""
     use_course_fonts()
     lang = state.lang
-    heads = list(range(state.num_heads)) if state.head == ALL_HEADS else [state.head]
+    heads = list(range(result.weights.shape[0])) if state.head == ALL_HEADS else [state.head]
     R, C = _grid_shape(len(heads))
     weights = result.weights[heads].reshape(R, C, *result.weights.shape[1:]).numpy()
     canvas = new_canvas(state.large) if canvas is None else canvas
@@ -297,7 +433,9 @@ def draw(state: ExplorerState, result: Result, canvas: HeatmapCanvas | None = No
 
 
 def pad_flags(state: ExplorerState, n: int) -> list[bool]:
-    """Which of the ``n`` positions (padding included) are pad tokens."""
+    """Which of the ``n`` positions (padding included) are pad tokens (none in trained mode)."""
+    if state.trained:
+        return [False] * n
     return [i < state.pad if state.pad_side == "left" else i >= n - state.pad for i in range(n)]
 
 
@@ -362,7 +500,13 @@ class AttentionExplorer(widgets.VBox):
     ``controls`` maps each ``ExplorerState`` field to its widget; changing any of them (by
     hand or in code: ``explorer.controls["mask"].value = "causal"``) redraws the figure in
     ``image``. ``state`` is the state of the figure shown; ``message`` shows notes and errors.
+    The text box ``controls["sentence"]`` holds the input of the current model: the sentence
+    (random weights) or the digits (trained model); each model keeps its own text, so switching
+    ``controls["model"]`` back and forth gives it back. In trained mode the controls that the
+    model fixes are disabled and ``mode_note`` says why.
     """
+
+    TRAINED_FIXED = ("mask", "num_heads", "pad", "pad_side", "scaled")   # disabled in trained mode
 
     def __init__(self, **defaults):
         lang = defaults.pop("lang", None) or get_language()
@@ -372,8 +516,11 @@ class AttentionExplorer(widgets.VBox):
         self.state = state
         self._muted = False
         self._canvases: dict[bool, HeatmapCanvas] = {}     # one per size, redrawn in place
+        self._texts = {"random": state.sentence, "trained": state.digits}     # the text of each model
         self.controls = {
-            "sentence": widgets.Text(value=state.sentence, continuous_update=False),
+            "model": widgets.Dropdown(options=MODELS, value=state.model),
+            "layer": widgets.Dropdown(options=list(range(1, TRAINED_CONFIG.num_layers + 1)), value=state.layer),
+            "sentence": widgets.Text(value=state.text, continuous_update=False),
             "mask": widgets.Dropdown(options=MASK_TYPES, value=state.mask),
             "num_heads": widgets.Dropdown(options=[(str(h), h) for h in HEAD_COUNTS], value=state.num_heads),
             "head": widgets.Dropdown(options=self._head_options(state.num_heads, lang), value=state.head),
@@ -386,15 +533,17 @@ class AttentionExplorer(widgets.VBox):
         }
         c = self.controls
         self.message = widgets.HTML(layout=widgets.Layout(height="3em", overflow="hidden"))
+        self.mode_note = widgets.HTML()               # why some controls are locked (trained mode only)
         self.image = widgets.Image(format="png", layout=widgets.Layout(object_fit="contain", max_width="100%"))
         css = widgets.HTML(value=LARGE_CSS, layout=widgets.Layout(display="none"))
+        row = lambda names: widgets.HBox([c[name] for name in names], layout=widgets.Layout(flex_flow="row wrap"))
         rows = [["mask", "num_heads", "head"], ["pad", "pad_side"], ["scaled", "annotate"], ["lang", "large"]]
-        super().__init__(children=[css, c["sentence"]] + [
-            widgets.HBox([c[name] for name in row], layout=widgets.Layout(flex_flow="row wrap")) for row in rows
-        ] + [self.message, self.image])
+        super().__init__(children=[css, row(["model", "layer"]), c["sentence"]] + [row(names) for names in rows]
+                         + [self.mode_note, self.message, self.image])
         self.add_class("attnlab-explorer")
         for name, control in c.items():               # CSS hooks for styling and browser tests
             control.add_class(f"attnlab-control-{name}")
+        self.mode_note.add_class("attnlab-mode-note")
         self.image.add_class("attnlab-image")
         self._relabel()
         self._resize()
@@ -409,7 +558,9 @@ class AttentionExplorer(widgets.VBox):
 
     def read_state(self) -> ExplorerState:
         """The state the controls describe (may hold bad input: ``compute`` will say so)."""
-        return ExplorerState(**{name: control.value for name, control in self.controls.items()})
+        values = {name: control.value for name, control in self.controls.items() if name != "sentence"}
+        texts = {**self._texts, values["model"]: self.controls["sentence"].value}
+        return ExplorerState(sentence=texts["random"], digits=texts["trained"], **values)
 
     def update(self) -> bool:
         """Redraw from the controls. On bad input, or any error, show a one-line message and
@@ -435,9 +586,14 @@ class AttentionExplorer(widgets.VBox):
     def _on_change(self, change) -> None:
         if self._muted:
             return
-        owner = change["owner"]
+        owner, c = change["owner"], self.controls
         try:
-            if owner is self.controls["num_heads"] or owner is self.controls["lang"]:
+            if owner is c["sentence"]:
+                self._texts[c["model"].value] = change["new"]
+            if owner is c["model"]:
+                with self._quiet():                   # each model gets its own text back
+                    c["sentence"].value = self._texts[change["new"]]
+            if owner is c["num_heads"] or owner is c["lang"] or owner is c["model"]:
                 self._relabel()
             if owner is self.controls["large"]:
                 self._resize()
@@ -473,24 +629,37 @@ class AttentionExplorer(widgets.VBox):
             self._muted = False
 
     def _relabel(self) -> None:
-        """Every description and option label in the current UI language (values unchanged)."""
+        """Every description and option label in the current UI language (values unchanged), and
+        the controls that apply to the current model enabled, the others disabled."""
         c, lang = self.controls, self.controls["lang"].value
-        for name, key in (("sentence", "sentence"), ("mask", "mask"), ("num_heads", "heads"), ("head", "show"),
+        trained = c["model"].value == "trained"
+        for name, key in (("model", "model"), ("layer", "layer"), ("sentence", "digits" if trained else "sentence"),
+                          ("mask", "mask"), ("num_heads", "heads"), ("head", "show"),
                           ("pad", "pad"), ("pad_side", "pad_side"), ("scaled", "scaled"),
                           ("annotate", "annotate"), ("lang", "language"), ("large", "large")):
             c[name].description = t(f"explorer.{key}", lang)
-        c["sentence"].placeholder = t("explorer.sentence_hint", lang)
-        head = c["head"].value if c["head"].value < c["num_heads"].value else ALL_HEADS
+        c["sentence"].placeholder = t("explorer.digits_hint" if trained else "explorer.sentence_hint", lang)
+        heads = TRAINED_CONFIG.num_heads if trained else c["num_heads"].value
+        head = c["head"].value if c["head"].value < heads else ALL_HEADS
         options = {
+            "model": [(t(f"explorer.model.{m}", lang), m) for m in MODELS],
+            "layer": [(t("explorer.layer_option", lang, i=i), i) for i in range(1, TRAINED_CONFIG.num_layers + 1)],
             "mask": [(t(f"explorer.mask.{m}", lang), m) for m in MASK_TYPES],
             "pad_side": [(t(f"explorer.side.{s}", lang), s) for s in PAD_SIDES],
-            "head": self._head_options(c["num_heads"].value, lang),
+            "head": self._head_options(heads, lang),
         }
         with self._quiet():
             for name, opts in options.items():
                 value = head if name == "head" else c[name].value
                 c[name].options = opts
                 c[name].value = value
+        for name in self.TRAINED_FIXED:
+            c[name].disabled = trained
+        c["layer"].disabled = not trained
+        note = t("explorer.trained_fixed", lang, h=TRAINED_CONFIG.num_heads) if trained else ""
+        self.mode_note.value = (f'<div class="attnlab-note" style="color:#444444; line-height:1.4">'
+                                f'🔒 {html.escape(note)}</div>' if note else "")
+        self.mode_note.layout.display = "" if trained else "none"
 
     def _resize(self) -> None:
         """Large-font mode: wider controls, bigger labels (CSS class) and a bigger figure."""
@@ -508,7 +677,8 @@ class AttentionExplorer(widgets.VBox):
 
 
 def explore(**defaults) -> AttentionExplorer:
-    """The interactive explorer, e.g. ``attnlab.explore(mask="causal", num_heads=2)``.
+    """The interactive explorer, e.g. ``attnlab.explore(mask="causal", num_heads=2)``, or the
+    trained reversal model of lesson 07: ``attnlab.explore(model="trained", digits="3 1 4 1 5 9")``.
 
     Keyword arguments are ``ExplorerState`` fields; ``lang`` defaults to the current
     language and ``sentence`` to its example sentence. Put it last in a cell (or display it).
