@@ -245,13 +245,24 @@ def change_control(page, explorer, control: str) -> float:
 
 
 def exercise_explorer(page, explorer, samples: list[float]) -> None:
-    """Change the mask type and the head count: each time a different image, no error message.
+    """(From the trained model to random weights first, where the explorer opens on it.) Change
+    the mask type and the head count: each time a different image, no error message.
     Then switch to the trained model and back: a new image each time, the controls that the
     trained model fixes are disabled there only, and the sentence comes back."""
     image = explorer.locator(".attnlab-image")
     image.scroll_into_view_if_needed()
     page.wait_for_function("img => img.src.length > 0", arg=image.element_handle(), timeout=TIMEOUT_MS)
     previous = image.evaluate(IMAGE_DIGEST)
+    model = explorer.locator(".attnlab-control-model select")
+    if model.evaluate("s => s.selectedIndex") == MODEL_INDEX["trained"]:
+        # An explorer that opens on the trained model (lesson 07): back to random weights first.
+        start = image.evaluate(WATCH_IMAGE)
+        model.select_option(index=MODEL_INDEX["random"])
+        page.wait_for_function("() => window.__attnlabChanged !== null", timeout=TIMEOUT_MS)
+        samples.append(page.evaluate("() => window.__attnlabChanged") - start)
+        digest = image.evaluate(IMAGE_DIGEST)
+        assert digest != previous, "the image did not change after switching to the random model"
+        previous = digest
     for control in ("mask", "num_heads") * 6:
         samples.append(change_control(page, explorer, control))
         digest = image.evaluate(IMAGE_DIGEST)
