@@ -15,7 +15,6 @@ from attnlab.i18n import t
 from solutions import l01 as solutions
 
 
-
 def verdict(capsys, checker, fn):
     result = checker(fn)
     return result, capsys.readouterr().out

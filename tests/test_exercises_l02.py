@@ -13,7 +13,6 @@ from attnlab.i18n import t
 from solutions import l02 as solutions
 
 
-
 def assert_hint(check, diagnose, fn, key, capsys):
     """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and returns False."""
     ok, got_key, fields = diagnose(fn)
@@ -256,7 +255,6 @@ def test_hints_follow_the_language(lang, mark, capsys):
     assert mark in out and t("l02.hint.split_no_transpose", lang) in out
     assert l02.check_mha_size(todo) is None
     assert "mha_size" in capsys.readouterr().out
-
 
 
 def test_checkers_leave_the_random_state_alone(capsys):

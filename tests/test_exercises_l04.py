@@ -14,7 +14,6 @@ from attnlab.i18n import t
 from solutions import l04 as solutions
 
 
-
 def assert_hint(check, diagnose, fn, key, capsys):
     """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and returns False."""
     ok, got_key, fields = diagnose(fn)

@@ -16,7 +16,6 @@ from solutions import l07 as solutions
 SEP, PAD = tiny.SEP, tiny.PAD
 
 
-
 @pytest.fixture(scope="module")
 def model():
     return tiny.load_pretrained()
