@@ -9,7 +9,7 @@ from . import exercises  # noqa: F401
 from .course import setup_notebook
 from .explorer import AttentionExplorer, explore
 from .causality import CausalityResult, causality_check
-from .i18n import get_language, set_language, t
+from .i18n import get_language, num, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
 from .multihead import MultiHeadAttention
 from .plotting import plot_attention, plot_heads
@@ -24,7 +24,7 @@ __all__ = [
     "scaled_dot_product_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock",
     "DecoderBlock", "padding_mask", "causal_mask", "decoder_mask", "describe",
     "sinusoidal_encoding", "PositionalEncoding", "causality_check", "CausalityResult",
-    "set_language", "get_language", "t", "setup_notebook", "plot_attention", "plot_heads",
+    "set_language", "get_language", "t", "num", "setup_notebook", "plot_attention", "plot_heads",
     "tokenize", "check_close", "check_true",
 ]
 __all__ += ["explore", "AttentionExplorer"]
