@@ -2,11 +2,21 @@
 from attnlab.i18n import t
 
 
+def graded(check, *args, **kwargs):
+    """What ``check(*args)`` shows a student, as a test sees it: prints the same feedback line
+    (through ``check.evaluate``, the checker's unprinted twin) and returns its verdict
+    (True, False, or None while not done). ``test_checkers_print_and_return_none`` shows that
+    ``check`` itself prints exactly this line and returns None."""
+    feedback = check.evaluate(*args, **kwargs)
+    print(feedback.text)
+    return feedback.ok
+
+
 def assert_hint(check, diagnose, fn, key, capsys):
-    """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and returns False."""
+    """``diagnose`` picks the hint ``key``; ``check`` prints exactly that hint and says wrong."""
     ok, got_key, fields = diagnose(fn)
     assert (ok, got_key) == (False, key)
-    assert check(fn) is False
+    assert graded(check, fn) is False
     assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
 
 

@@ -11,12 +11,13 @@ import torch
 import attnlab
 from attnlab.exercises import l01
 from attnlab.i18n import t
+from exercise_checks import graded
 
 from solutions import l01 as solutions
 
 
 def verdict(capsys, checker, fn):
-    result = checker(fn)
+    result = graded(checker, fn)
     return result, capsys.readouterr().out
 
 
@@ -341,10 +342,10 @@ def test_measured_std_is_close_to_the_formula():
 @pytest.mark.parametrize("lang", ["vi", "zh", "en"])
 def test_hints_print_in_the_lesson_language(capsys, lang):
     attnlab.set_language(lang)
-    assert l01.check_attention(attn_no_scale) is False
+    assert graded(l01.check_attention, attn_no_scale) is False
     out = capsys.readouterr().out
     assert t("l01.attn.no_scale", lang) in out and t("ex.wrong", lang, detail="").strip() in out
-    assert l01.check_softmax(softmax_todo) is None
+    assert graded(l01.check_softmax, softmax_todo) is None
     assert t("l01.ex.softmax", lang) in capsys.readouterr().out
 
 

@@ -12,7 +12,7 @@ from attnlab.i18n import t
 
 from solutions import l02 as solutions
 
-from exercise_checks import assert_hint, todo
+from exercise_checks import assert_hint, graded, todo
 
 
 # ------------------------------------------------------------------------------- split_heads
@@ -69,7 +69,7 @@ SPLIT_MISTAKES = [
 
 def test_split_accepts_solution(capsys):
     assert l02._diagnose_split_heads(solutions.split_heads) == (True, "l02.ok.split", {})
-    assert l02.check_split_heads(solutions.split_heads) is True
+    assert graded(l02.check_split_heads, solutions.split_heads) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l02.ok.split", "en")) + "\n"
 
 
@@ -77,7 +77,7 @@ def test_split_accepts_reshape_variant():
     def via_reshape(x, h):
         B, T, D = x.shape
         return x.reshape(B, T, h, -1).permute(0, 2, 1, 3)
-    assert l02.check_split_heads(via_reshape) is True
+    assert graded(l02.check_split_heads, via_reshape) is True
 
 
 @pytest.mark.parametrize("fn, key", SPLIT_MISTAKES, ids=[k.split(".")[-1] for _, k in SPLIT_MISTAKES])
@@ -86,14 +86,14 @@ def test_split_rejects_mistake(fn, key, capsys):
 
 
 def test_split_not_done(capsys):
-    assert l02.check_split_heads(todo) is None
+    assert graded(l02.check_split_heads, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="split_heads") + "\n"
 
 
 def test_split_reports_other_errors(capsys):
     def broken(x, h):
         return undefined_name  # noqa: F821
-    assert l02.check_split_heads(broken) is False
+    assert graded(l02.check_split_heads, broken) is False
     assert capsys.readouterr().out.startswith("❌ Your code raised NameError")
 
 
@@ -128,7 +128,7 @@ MERGE_MISTAKES = [
 
 def test_merge_accepts_solution(capsys):
     assert l02._diagnose_merge_heads(solutions.merge_heads) == (True, "l02.ok.merge", {})
-    assert l02.check_merge_heads(solutions.merge_heads) is True
+    assert graded(l02.check_merge_heads, solutions.merge_heads) is True
     assert "✅" in capsys.readouterr().out
 
 
@@ -136,7 +136,7 @@ def test_merge_accepts_contiguous_view():
     def via_view(x):
         B, H, T, d_k = x.shape
         return x.transpose(1, 2).contiguous().view(B, T, -1)
-    assert l02.check_merge_heads(via_view) is True
+    assert graded(l02.check_merge_heads, via_view) is True
 
 
 def test_merge_inverts_split():
@@ -150,7 +150,7 @@ def test_merge_rejects_mistake(fn, key, capsys):
 
 
 def test_merge_not_done(capsys):
-    assert l02.check_merge_heads(todo) is None
+    assert graded(l02.check_merge_heads, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="merge_heads") + "\n"
 
 
@@ -212,7 +212,7 @@ SIZE_MISTAKES = [
 
 def test_size_accepts_solution(capsys):
     assert l02._diagnose_mha_size(solutions.mha_size) == (True, "l02.ok.size", {})
-    assert l02.check_mha_size(solutions.mha_size) is True
+    assert graded(l02.check_mha_size, solutions.mha_size) is True
     assert "✅" in capsys.readouterr().out
 
 
@@ -222,7 +222,7 @@ def test_size_rejects_mistake(fn, key, capsys):
 
 
 def test_size_not_done(capsys):
-    assert l02.check_mha_size(todo) is None
+    assert graded(l02.check_mha_size, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="mha_size") + "\n"
 
 
@@ -239,10 +239,10 @@ def test_solution_matches_the_package():
 @pytest.mark.parametrize("lang, mark", [("vi", "Chưa đúng"), ("zh", "还不对")])
 def test_hints_follow_the_language(lang, mark, capsys):
     attnlab.set_language(lang)
-    assert l02.check_split_heads(split_no_transpose) is False
+    assert graded(l02.check_split_heads, split_no_transpose) is False
     out = capsys.readouterr().out
     assert mark in out and t("l02.hint.split_no_transpose", lang) in out
-    assert l02.check_mha_size(todo) is None
+    assert graded(l02.check_mha_size, todo) is None
     assert "mha_size" in capsys.readouterr().out
 
 
@@ -252,5 +252,5 @@ def test_checkers_leave_the_random_state_alone(capsys):
     torch.manual_seed(123)
     for check, fn in ((l02.check_split_heads, solutions.split_heads), (l02.check_merge_heads, solutions.merge_heads),
                       (l02.check_mha_size, solutions.mha_size)):
-        assert check(fn) is True
+        assert graded(check, fn) is True
     assert torch.equal(torch.rand(3), expected)

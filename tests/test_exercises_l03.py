@@ -11,11 +11,12 @@ import attnlab
 from attnlab import t
 from attnlab.exercises import l03
 
+from exercise_checks import graded
 from solutions import l03 as sol
 
 
 def _verdict(checker, fn, capsys):
-    result = checker(fn)
+    result = graded(checker, fn)
     return result, capsys.readouterr().out
 
 
@@ -204,10 +205,10 @@ CHECKERS = [
 @pytest.mark.parametrize("checker, solution", CHECKERS)
 def test_checkers_speak_the_lesson_language(checker, solution, lang, capsys):
     attnlab.set_language(lang)
-    assert checker(solution) is True
+    assert graded(checker, solution) is True
     out = capsys.readouterr().out
     assert out.startswith(t("ex.correct", lang=lang, detail="").strip()[:4])
-    assert checker(_todo) is None
+    assert graded(checker, _todo) is None
     assert t("ex.not_done", lang=lang, name=" ").split(" ")[1] in capsys.readouterr().out
 
 
@@ -216,13 +217,13 @@ def test_checkers_leave_the_global_random_state_alone(checker, solution, capsys)
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    checker(solution)
+    graded(checker, solution)
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_hints_never_print_the_table(capsys):
     """A wrong answer's feedback contains no values of the correct table."""
-    l03.check_sinusoidal_encoding(lambda L, d: _pe(L, d, swap=True))
+    graded(l03.check_sinusoidal_encoding, lambda L, d: _pe(L, d, swap=True))
     out = capsys.readouterr().out
     assert "0.8415" not in out and "tensor(" not in out
 

@@ -13,7 +13,7 @@ from attnlab.i18n import t
 
 from solutions import l04 as solutions
 
-from exercise_checks import assert_hint, todo
+from exercise_checks import assert_hint, graded, todo
 
 
 def ones(T):
@@ -41,14 +41,14 @@ CAUSAL_MISTAKES = [
 
 def test_causal_accepts_solution(capsys):
     assert l04._diagnose_causal_mask(solutions.causal_mask) == (True, "l04.ok.causal", {})
-    assert l04.check_causal_mask(solutions.causal_mask) is True
+    assert graded(l04.check_causal_mask, solutions.causal_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.causal", "en")) + "\n"
 
 
 def test_causal_accepts_variants():
-    assert l04.check_causal_mask(lambda T: torch.ones(1, 1, T, T).tril().bool()) is True
-    assert l04.check_causal_mask(lambda T: (torch.arange(T)[:, None] >= torch.arange(T))[None, None]) is True
-    assert l04.check_causal_mask(attnlab.causal_mask) is True
+    assert graded(l04.check_causal_mask, lambda T: torch.ones(1, 1, T, T).tril().bool()) is True
+    assert graded(l04.check_causal_mask, lambda T: (torch.arange(T)[:, None] >= torch.arange(T))[None, None]) is True
+    assert graded(l04.check_causal_mask, attnlab.causal_mask) is True
 
 
 @pytest.mark.parametrize("fn, key", CAUSAL_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
@@ -63,14 +63,14 @@ def test_causal_hint_names_the_leak():
 
 
 def test_causal_not_done(capsys):
-    assert l04.check_causal_mask(todo) is None
+    assert graded(l04.check_causal_mask, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_causal_mask") + "\n"
 
 
 def test_causal_reports_other_errors(capsys):
     def broken(T):
         return torch.tril(torch.ones(T, T)).bool()[None, None] & undefined_name  # noqa: F821
-    assert l04.check_causal_mask(broken) is False
+    assert graded(l04.check_causal_mask, broken) is False
     assert capsys.readouterr().out.startswith("❌ Your code raised NameError")
 
 
@@ -92,14 +92,14 @@ PADDING_MISTAKES = [
 
 def test_padding_accepts_solution(capsys):
     assert l04._diagnose_padding_mask(solutions.padding_mask) == (True, "l04.ok.padding", {})
-    assert l04.check_padding_mask(solutions.padding_mask) is True
+    assert graded(l04.check_padding_mask, solutions.padding_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.padding", "en")) + "\n"
 
 
 def test_padding_accepts_variants():
-    assert l04.check_padding_mask(lambda ids, pad: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
-    assert l04.check_padding_mask(lambda ids, pad: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
-    assert l04.check_padding_mask(attnlab.padding_mask) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
+    assert graded(l04.check_padding_mask, attnlab.padding_mask) is True
 
 
 @pytest.mark.parametrize("fn, key", PADDING_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
@@ -109,7 +109,7 @@ def test_padding_rejects_mistake(fn, key, capsys):
 
 
 def test_padding_not_done(capsys):
-    assert l04.check_padding_mask(todo) is None
+    assert graded(l04.check_padding_mask, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_padding_mask") + "\n"
 
 
@@ -151,14 +151,14 @@ DECODER_MISTAKES = [
 
 def test_decoder_accepts_solution(capsys):
     assert l04._diagnose_decoder_mask(solutions.decoder_mask) == (True, "l04.ok.decoder", {})
-    assert l04.check_decoder_mask(solutions.decoder_mask) is True
+    assert graded(l04.check_decoder_mask, solutions.decoder_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.decoder", "en")) + "\n"
 
 
 def test_decoder_accepts_variants():
-    assert l04.check_decoder_mask(attnlab.decoder_mask) is True
-    assert l04.check_decoder_mask(lambda ids, pad: _causal(ids) * _padding(ids, pad)) is True
-    assert l04.check_decoder_mask(lambda ids, pad: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
+    assert graded(l04.check_decoder_mask, attnlab.decoder_mask) is True
+    assert graded(l04.check_decoder_mask, lambda ids, pad: _causal(ids) * _padding(ids, pad)) is True
+    assert graded(l04.check_decoder_mask, lambda ids, pad: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
 
 
 @pytest.mark.parametrize("fn, key", DECODER_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
@@ -168,7 +168,7 @@ def test_decoder_rejects_mistake(fn, key, capsys):
 
 
 def test_decoder_not_done(capsys):
-    assert l04.check_decoder_mask(todo) is None
+    assert graded(l04.check_decoder_mask, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_decoder_mask") + "\n"
 
 
@@ -196,13 +196,13 @@ MHA_MISTAKES = [
 
 def test_mha_accepts_solution(capsys):
     assert l04._diagnose_mha_mask(solutions.mha_mask) == (True, "l04.ok.mha", {})
-    assert l04.check_mha_mask(solutions.mha_mask) is True
+    assert graded(l04.check_mha_mask, solutions.mha_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.mha", "en")) + "\n"
 
 
 def test_mha_accepts_variants():
-    assert l04.check_mha_mask(lambda m, H: (~m[:, 0]).repeat_interleave(H, dim=0)) is True
-    assert l04.check_mha_mask(lambda m, H: (~m).repeat(1, H, 1, 1).flatten(0, 1)) is True
+    assert graded(l04.check_mha_mask, lambda m, H: (~m[:, 0]).repeat_interleave(H, dim=0)) is True
+    assert graded(l04.check_mha_mask, lambda m, H: (~m).repeat(1, H, 1, 1).flatten(0, 1)) is True
 
 
 @pytest.mark.parametrize("fn, key", MHA_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
@@ -212,7 +212,7 @@ def test_mha_rejects_mistake(fn, key, capsys):
 
 
 def test_mha_not_done(capsys):
-    assert l04.check_mha_mask(todo) is None
+    assert graded(l04.check_mha_mask, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_mha_mask") + "\n"
 
 
@@ -227,7 +227,7 @@ def test_mha_solution_really_drives_torch():
 # ------------------------------------------------------------------------------------- all
 def test_checkers_print_in_every_language(capsys):
     for lang in ("vi", "zh", "en"):
-        assert l04.check_causal_mask(lambda T: torch.triu(ones(T))[None, None], lang=lang) is False
+        assert graded(l04.check_causal_mask, lambda T: torch.triu(ones(T))[None, None], lang=lang) is False
         out = capsys.readouterr().out
         assert out == t("ex.wrong", lang, detail=t("l04.hint.causal_upper", lang)) + "\n"
 
@@ -239,7 +239,7 @@ def test_checkers_are_silent_otherwise():
                           (l04.check_padding_mask, solutions.padding_mask),
                           (l04.check_decoder_mask, solutions.decoder_mask),
                           (l04.check_mha_mask, solutions.mha_mask)):
-            assert check(fn) is True
+            assert graded(check, fn) is True
 
 
 def test_reference_solutions_match_the_package():

@@ -8,6 +8,7 @@ import attnlab
 from attnlab.exercises import l05
 from attnlab.fonts import unsupported_chars
 
+from exercise_checks import graded
 from solutions import l05 as sol
 
 
@@ -77,12 +78,12 @@ POST_MISTAKES = [
 
 def test_post_ln_reference_passes(capsys):
     assert l05.diagnose_post_ln_block(sol.post_ln_block)[:2] == (True, "l05.ok.post_ln")
-    assert l05.check_post_ln_block(sol.post_ln_block, lang="en") is True
+    assert graded(l05.check_post_ln_block, sol.post_ln_block, lang="en") is True
     assert "✅" in capsys.readouterr().out
 
 
 def test_post_ln_todo_is_not_done(capsys):
-    assert l05.check_post_ln_block(todo, lang="en") is None
+    assert graded(l05.check_post_ln_block, todo, lang="en") is None
     assert "not done yet" in capsys.readouterr().out
 
 
@@ -90,7 +91,7 @@ def test_post_ln_todo_is_not_done(capsys):
 def test_post_ln_mistakes(fn, key, capsys):
     ok, got_key, fields = l05.diagnose_post_ln_block(fn)
     assert (ok, got_key) == (False, key)
-    assert l05.check_post_ln_block(fn, lang="en") is False
+    assert graded(l05.check_post_ln_block, fn, lang="en") is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -105,7 +106,7 @@ def test_post_ln_other_failures(capsys):
 
     def crashes(x, attn, ffn, norm1, norm2):
         raise ValueError("boom")
-    assert l05.check_post_ln_block(crashes, lang="en") is False
+    assert graded(l05.check_post_ln_block, crashes, lang="en") is False
     assert "ValueError: boom" in capsys.readouterr().out
 
 
@@ -174,12 +175,12 @@ PRE_MISTAKES = [
 
 def test_pre_ln_reference_passes(capsys):
     assert l05.diagnose_pre_ln_block(sol.pre_ln_block)[:2] == (True, "l05.ok.pre_ln")
-    assert l05.check_pre_ln_block(sol.pre_ln_block, lang="en") is True
+    assert graded(l05.check_pre_ln_block, sol.pre_ln_block, lang="en") is True
     assert "✅" in capsys.readouterr().out
 
 
 def test_pre_ln_todo_is_not_done(capsys):
-    assert l05.check_pre_ln_block(todo, lang="en") is None
+    assert graded(l05.check_pre_ln_block, todo, lang="en") is None
     assert "not done yet" in capsys.readouterr().out
 
 
@@ -187,7 +188,7 @@ def test_pre_ln_todo_is_not_done(capsys):
 def test_pre_ln_mistakes(fn, key, capsys):
     ok, got_key, fields = l05.diagnose_pre_ln_block(fn)
     assert (ok, got_key) == (False, key)
-    assert l05.check_pre_ln_block(fn, lang="en") is False
+    assert graded(l05.check_pre_ln_block, fn, lang="en") is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -257,7 +258,7 @@ def test_masks_reference_passes(capsys):
     ok, key, fields = l05.diagnose_masks(sol.leaky_mask, sol.safe_mask)
     assert (ok, key) == (True, "l05.ok.masks")
     assert fields["safe"] == 0.0 and fields["leak"] > 1e-3
-    assert l05.check_masks(sol.leaky_mask, sol.safe_mask, lang="en") is True
+    assert graded(l05.check_masks, sol.leaky_mask, sol.safe_mask, lang="en") is True
     assert "✅" in capsys.readouterr().out
 
 
@@ -269,9 +270,9 @@ def test_masks_other_leaks_are_accepted():
 
 
 def test_masks_todo_is_not_done(capsys):
-    assert l05.check_masks(todo, todo, lang="en") is None
-    assert l05.check_masks(sol.leaky_mask, todo, lang="en") is None
-    assert l05.check_masks(todo, sol.safe_mask, lang="en") is None
+    assert graded(l05.check_masks, todo, todo, lang="en") is None
+    assert graded(l05.check_masks, sol.leaky_mask, todo, lang="en") is None
+    assert graded(l05.check_masks, todo, sol.safe_mask, lang="en") is None
     assert capsys.readouterr().out.count("not done yet") == 3
 
 
@@ -280,7 +281,7 @@ def test_masks_todo_is_not_done(capsys):
 def test_masks_mistakes(leaky, safe, key, capsys):
     ok, got_key, fields = l05.diagnose_masks(leaky, safe)
     assert (ok, got_key) == (False, key)
-    assert l05.check_masks(leaky, safe, lang="en") is False
+    assert graded(l05.check_masks, leaky, safe, lang="en") is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -290,15 +291,15 @@ def test_masks_mistakes(leaky, safe, key, capsys):
 def test_checkers_leave_the_random_state_alone(capsys):
     torch.manual_seed(123)
     state = torch.get_rng_state()
-    l05.check_post_ln_block(sol.post_ln_block)
-    l05.check_pre_ln_block(post_as_pre)
-    l05.check_masks(sol.leaky_mask, sol.safe_mask)
+    graded(l05.check_post_ln_block, sol.post_ln_block)
+    graded(l05.check_pre_ln_block, post_as_pre)
+    graded(l05.check_masks, sol.leaky_mask, sol.safe_mask)
     assert torch.equal(torch.get_rng_state(), state)
 
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
 def test_checkers_speak_the_lesson_language(lang, capsys):
-    l05.check_pre_ln_block(pre_norm_stream, lang=lang)
+    graded(l05.check_pre_ln_block, pre_norm_stream, lang=lang)
     out = capsys.readouterr().out
     assert attnlab.t("l05.hint.pre.norm_stream", lang) in out
 

@@ -8,13 +8,14 @@ import attnlab
 from attnlab import t
 from attnlab.exercises import l06
 
+from exercise_checks import graded
 from solutions import l06 as sol
 
 EN = "en"
 
 
 def run(checker, fn, capsys):
-    result = checker(fn, lang=EN)
+    result = graded(checker, fn, lang=EN)
     return result, capsys.readouterr().out
 
 
@@ -347,7 +348,7 @@ def test_greedy_todo_is_not_done(capsys):
 def test_checkers_speak_the_current_language(capsys):
     attnlab.set_language("zh")
     try:
-        assert l06.check_block_params(lambda d, h, f: None) is None
+        assert graded(l06.check_block_params, lambda d, h, f: None) is None
         assert "练习" in capsys.readouterr().out
     finally:
         attnlab.set_language("en")

@@ -10,6 +10,7 @@ import torch
 from attnlab import causal_mask, decoder_mask, tiny
 from attnlab.exercises import l07
 from attnlab.i18n import t
+from exercise_checks import graded
 
 from solutions import l07 as solutions
 
@@ -59,21 +60,21 @@ LOSS_MASK_MISTAKES = [
 
 def test_loss_mask_accepts_solution(capsys):
     assert l07._diagnose_loss_mask(solutions.loss_mask) == (True, "l07.ok.loss_mask", {})
-    assert l07.check_loss_mask(solutions.loss_mask) is True
+    assert graded(l07.check_loss_mask, solutions.loss_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.loss_mask", "en")) + "\n"
 
 
 def test_loss_mask_accepts_variants():
-    assert l07.check_loss_mask(tiny.loss_mask) is True
+    assert graded(l07.check_loss_mask, tiny.loss_mask) is True
     # the separator found in targets, then shifted by one: the same positions
-    assert l07.check_loss_mask(lambda i, tg: _from_sep(tg) & (tg != SEP) & (tg != PAD)) is True
-    assert l07.check_loss_mask(lambda i, tg: (i == SEP).long().cummax(1).values.bool() & (tg != PAD)) is True
+    assert graded(l07.check_loss_mask, lambda i, tg: _from_sep(tg) & (tg != SEP) & (tg != PAD)) is True
+    assert graded(l07.check_loss_mask, lambda i, tg: (i == SEP).long().cummax(1).values.bool() & (tg != PAD)) is True
 
 
 @pytest.mark.parametrize("fn, key", LOSS_MASK_MISTAKES,
                          ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(LOSS_MASK_MISTAKES)])
 def test_loss_mask_rejects_mistake(fn, key, capsys):
-    assert_hint(lambda: l07.check_loss_mask(fn), lambda: l07._diagnose_loss_mask(fn), key, capsys)
+    assert_hint(lambda: graded(l07.check_loss_mask, fn), lambda: l07._diagnose_loss_mask(fn), key, capsys)
 
 
 def test_loss_mask_hint_names_a_real_position():
@@ -84,12 +85,12 @@ def test_loss_mask_hint_names_a_real_position():
 
 
 def test_loss_mask_not_done(capsys):
-    assert l07.check_loss_mask(todo) is None
+    assert graded(l07.check_loss_mask, todo) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_loss_mask") + "\n"
 
 
 def test_loss_mask_reports_errors(capsys):
-    assert l07.check_loss_mask(lambda i, tg: i.nonexistent) is False
+    assert graded(l07.check_loss_mask, lambda i, tg: i.nonexistent) is False
     assert capsys.readouterr().out.startswith("❌ Your code raised AttributeError")
 
 
@@ -123,36 +124,36 @@ FORWARD_MISTAKES = [
 
 def test_forward_accepts_solution(model, capsys):
     assert l07._diagnose_forward(solutions.forward, model) == (True, "l07.ok.forward", {})
-    assert l07.check_forward(solutions.forward, model) is True
+    assert graded(l07.check_forward, solutions.forward, model) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.forward", "en")) + "\n"
 
 
 def test_forward_accepts_variants(model):
     # the decoder mask (causal AND padding) only changes the padding rows, which do not count
-    assert l07.check_forward(lambda m, ids: _by_hand(m, ids, decoder_mask(ids, PAD)), model) is True
+    assert graded(l07.check_forward, lambda m, ids: _by_hand(m, ids, decoder_mask(ids, PAD)), model) is True
 
     def with_weights(m, ids):
         x = m.pos(m.embed(ids))
         for block in m.blocks:
             x, _ = block(x, mask=causal_mask(ids.shape[1]), need_weights=True)
         return m.head(m.norm(x))
-    assert l07.check_forward(with_weights, model) is True
+    assert graded(l07.check_forward, with_weights, model) is True
 
 
 @pytest.mark.parametrize("fn, key", FORWARD_MISTAKES,
                          ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(FORWARD_MISTAKES)])
 def test_forward_rejects_mistake(fn, key, model, capsys):
-    assert_hint(lambda: l07.check_forward(fn, model), lambda: l07._diagnose_forward(fn, model), key, capsys)
+    assert_hint(lambda: graded(l07.check_forward, fn, model), lambda: l07._diagnose_forward(fn, model), key, capsys)
 
 
 def test_forward_does_not_touch_the_lessons_model(model):
     assert model.causal is True
-    l07.check_forward(lambda m, ids: m(ids)[0], model)
+    graded(l07.check_forward, lambda m, ids: m(ids)[0], model)
     assert model.causal is True
 
 
 def test_forward_not_done(model, capsys):
-    assert l07.check_forward(todo, model) is None
+    assert graded(l07.check_forward, todo, model) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_forward") + "\n"
 
 
@@ -173,7 +174,7 @@ def test_head_accepts_the_computed_answer(model, heads, capsys):
     for answer in good:
         ok, key, fields = l07._diagnose_reversal_head(model, answer)
         assert (ok, key) == (True, "l07.ok.head")
-    assert l07.check_reversal_head(model, list(good[0])) is True
+    assert graded(l07.check_reversal_head, model, list(good[0])) is True
     assert capsys.readouterr().out.startswith("✅ Correct! Layer")
 
 
@@ -181,7 +182,7 @@ def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
     mass, good, bad = heads
     weak = [(l, h) for (l, h) in bad if mass[l - 1].max() < tiny.ANTI_DIAGONAL_THRESHOLD]
     assert weak, "expected a layer with no reversal head (layer 1 of the checkpoint)"
-    assert_hint(lambda: l07.check_reversal_head(model, weak[0]),
+    assert_hint(lambda: graded(l07.check_reversal_head, model, weak[0]),
                 lambda: l07._diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
 
 
@@ -192,7 +193,7 @@ def test_head_recognises_the_shifted_anti_diagonal(model, heads, capsys):
     shifted = [(l, h) for (l, h) in bad if echo[l - 1, h - 1] >= tiny.ANTI_DIAGONAL_THRESHOLD]
     if not shifted:
         pytest.skip("no shifted head in this checkpoint")
-    assert_hint(lambda: l07.check_reversal_head(model, shifted[0]),
+    assert_hint(lambda: graded(l07.check_reversal_head, model, shifted[0]),
                 lambda: l07._diagnose_reversal_head(model, shifted[0]), "l07.hint.head_shifted", capsys)
 
 
@@ -223,7 +224,7 @@ def fake_masses(monkeypatch):
 def test_head_branches(answer, key, model, fake_masses, capsys):
     ok, got_key, fields = l07._diagnose_reversal_head(model, answer)
     assert (ok, got_key) == (key == "l07.ok.head", key)
-    assert l07.check_reversal_head(model, answer) is ok
+    assert graded(l07.check_reversal_head, model, answer) is ok
     verdict = "ex.correct" if ok else "ex.wrong"
     assert capsys.readouterr().out == t(verdict, "en", detail=t(key, "en", **fields)) + "\n"
     if key == "l07.hint.head_other":
@@ -240,19 +241,19 @@ def test_head_branches(answer, key, model, fake_masses, capsys):
     ((True, 1), "l07.hint.head_format"),
 ])
 def test_head_rejects_bad_answers(answer, key, model, capsys):
-    assert_hint(lambda: l07.check_reversal_head(model, answer),
+    assert_hint(lambda: graded(l07.check_reversal_head, model, answer),
                 lambda: l07._diagnose_reversal_head(model, answer), key, capsys)
 
 
 def test_head_not_done(model, capsys):
-    assert l07.check_reversal_head(model, None) is None
+    assert graded(l07.check_reversal_head, model, None) is None
     assert capsys.readouterr().out == t("ex.not_done", "en", name="my_head") + "\n"
 
 
 # ------------------------------------------------------------------------------------- all
 def test_checkers_print_in_every_language(model, capsys):
     for lang in ("vi", "zh", "en"):
-        assert l07.check_loss_mask(lambda i, tg: tg != PAD, lang=lang) is False
+        assert graded(l07.check_loss_mask, lambda i, tg: tg != PAD, lang=lang) is False
         out = capsys.readouterr().out
         _, key, fields = l07._diagnose_loss_mask(lambda i, tg: tg != PAD)
         assert out == t("ex.wrong", lang, detail=t(key, lang, **fields)) + "\n"
@@ -261,9 +262,9 @@ def test_checkers_print_in_every_language(model, capsys):
 def test_checkers_are_silent_otherwise(model):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert l07.check_loss_mask(solutions.loss_mask) is True
-        assert l07.check_forward(solutions.forward, model) is True
-        assert l07.check_reversal_head(model, solutions.reversal_head(model)) is True
+        assert graded(l07.check_loss_mask, solutions.loss_mask) is True
+        assert graded(l07.check_forward, solutions.forward, model) is True
+        assert graded(l07.check_reversal_head, model, solutions.reversal_head(model)) is True
 
 
 def test_reference_solutions_match_the_package(model):

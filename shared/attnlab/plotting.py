@@ -8,14 +8,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from .fonts import use_course_fonts
-from .i18n import register, t
-
-register({
-    "plot.queries": {"vi": "truy vấn (query)", "zh": "查询（query）", "en": "queries"},
-    "plot.keys": {"vi": "khóa (key)", "zh": "键（key）", "en": "keys"},
-    "plot.head": {"vi": "đầu {i}", "zh": "第 {i} 个头", "en": "head {i}"},
-    "plot.weights": {"vi": "Trọng số chú ý", "zh": "注意力权重", "en": "Attention weights"},
-})
+from .i18n import t
 
 
 def _as_matrix(weights) -> torch.Tensor:

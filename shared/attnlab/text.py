@@ -4,16 +4,6 @@ from __future__ import annotations
 
 import unicodedata
 
-from .i18n import register
-
-register({
-    "example.sentence": {"vi": "Tôi yêu bạn", "zh": "我爱你", "en": "I love you"},
-    "example.swapped": {"vi": "Bạn yêu tôi", "zh": "你爱我", "en": "You love I"},
-    "example.long": {"vi": "Con mèo ngồi trên tấm thảm vì nó mệt",
-                     "zh": "小猫坐在垫子上因为它累了",
-                     "en": "The cat sat on the mat because it was tired"},
-})
-
 
 def is_cjk(ch: str) -> bool:
     """Han characters and CJK punctuation / full-width forms."""

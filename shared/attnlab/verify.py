@@ -3,21 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .i18n import register, t
-
-register({
-    "check.close": {
-        "vi": "{status}: {what} (sai lệch ≤ {tol:.0e})",
-        "zh": "{status}：{what}（偏差 ≤ {tol:.0e}）",
-        "en": "{status}: {what} (difference ≤ {tol:.0e})",
-    },
-    "check.close_fail": {
-        "vi": "{status}: {what} (sai lệch {diff:.1e} > {tol:.0e})",
-        "zh": "{status}：{what}（偏差 {diff:.1e} > {tol:.0e}）",
-        "en": "{status}: {what} (difference {diff:.1e} > {tol:.0e})",
-    },
-    "check.true": {"vi": "{status}: {what}", "zh": "{status}：{what}", "en": "{status}: {what}"},
-})
+from .i18n import t
 
 
 class Verdict:

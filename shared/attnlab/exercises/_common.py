@@ -1,37 +1,30 @@
 """Shared machinery of the exercise checkers: run the student's code, report in the
-current language, never print the solution."""
+current language, never print the solution.
+
+Each exercise has two functions: ``evaluate_x(...) -> Feedback`` (the verdict, printed
+nowhere: for tests and tools) and ``check_x(...)`` (what a notebook calls: prints the
+feedback and returns None, so neither IPython 7 nor 8 echoes a True/False after it).
+"""
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Callable
 
-from ..i18n import register, t
-
-register({
-    "ex.not_done": {
-        "vi": "⏳ Bài tập «{name}» chưa làm: hãy viết code vào chỗ TODO rồi chạy lại ô này.",
-        "zh": "⏳ 练习「{name}」还没完成：请在 TODO 处写代码，然后重新运行这个单元格。",
-        "en": "⏳ Exercise '{name}' is not done yet: write your code at the TODO and run this cell again.",
-    },
-    "ex.correct": {
-        "vi": "✅ Đúng rồi! {detail}",
-        "zh": "✅ 正确！{detail}",
-        "en": "✅ Correct! {detail}",
-    },
-    "ex.wrong": {
-        "vi": "❌ Chưa đúng. {detail}",
-        "zh": "❌ 还不对。{detail}",
-        "en": "❌ Not yet. {detail}",
-    },
-    "ex.error": {
-        "vi": "❌ Code của bạn báo lỗi {error}: {message}",
-        "zh": "❌ 你的代码报错 {error}：{message}",
-        "en": "❌ Your code raised {error}: {message}",
-    },
-})
+from ..i18n import t
 
 
 class NotDone(Exception):
     """The student has not written the exercise yet."""
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A checker's verdict: ``ok`` is True (correct), False (wrong) or None (not done yet);
+    ``text`` is the line the student reads."""
+
+    ok: bool | None
+    text: str
 
 
 def call_student(fn: Callable, *args, **kwargs):
@@ -45,15 +38,26 @@ def call_student(fn: Callable, *args, **kwargs):
     return result
 
 
-def run_check(name: str, check: Callable[[], tuple[bool, str]], lang: str | None = None) -> bool | None:
-    """Run ``check`` -> (ok, detail message); print the verdict. Returns True/False, or None if not done."""
+def evaluate(name: str, check: Callable[[], tuple[bool, str]], lang: str | None = None) -> Feedback:
+    """Run ``check`` -> (ok, detail message) and word the verdict; ``name`` is the exercise's key."""
     try:
         ok, detail = check()
     except (NotDone, NotImplementedError):
-        print(t("ex.not_done", lang, name=t(name, lang)))
-        return None
+        return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))
     except Exception as e:  # the student's code failed: say so briefly, no traceback
-        print(t("ex.error", lang, error=type(e).__name__, message=str(e).splitlines()[0] if str(e) else ""))
-        return False
-    print(t("ex.correct" if ok else "ex.wrong", lang, detail=detail))
-    return ok
+        message = str(e).splitlines()[0] if str(e) else ""
+        return Feedback(False, t("ex.error", lang, error=type(e).__name__, message=message))
+    return Feedback(bool(ok), t("ex.correct" if ok else "ex.wrong", lang, detail=detail))
+
+
+def printing(evaluate_fn: Callable[..., Feedback]) -> Callable[..., None]:
+    """``check_x`` from ``evaluate_x``: the same arguments; prints the feedback, returns None."""
+    @functools.wraps(evaluate_fn)
+    def check(*args, **kwargs) -> None:
+        print(evaluate_fn(*args, **kwargs).text)
+
+    check.__name__ = check.__qualname__ = evaluate_fn.__name__.replace("evaluate_", "check_", 1)
+    check.__annotations__ = {**evaluate_fn.__annotations__, "return": None}
+    del check.__wrapped__                      # its signature is not evaluate's return type
+    check.evaluate = evaluate_fn
+    return check
