@@ -1,3 +1,7 @@
+import json
+import pathlib
+import re
+
 import pytest
 
 import attnlab  # noqa: F401  (registers every module's messages)
@@ -28,3 +32,66 @@ def test_language_switch_and_errors():
         register({"x.missing": {"vi": "a", "en": "b"}})
     with pytest.raises(ValueError, match="different fields"):
         register({"x.fields": {"vi": "{a}", "zh": "{b}", "en": "{a}"}})
+
+
+def test_numbers_follow_the_language():
+    """A number field prints in the reader's convention: vi 124.439.808 and 3,9485."""
+    register({"x.num": {"vi": "{n:,} / {x:.4f}", "zh": "{n:,} / {x:.4f}", "en": "{n:,} / {x:.4f}"}})
+    assert t("x.num", "vi", n=124439808, x=3.94851) == "124.439.808 / 3,9485"
+    assert t("x.num", "zh", n=124439808, x=3.94851) == "124,439,808 / 3.9485"
+    assert t("x.num", "en", n=124439808, x=3.94851) == "124,439,808 / 3.9485"
+    assert t("check.true", "vi", status="A.B", what="1,5") == "A.B: 1,5"     # strings stay as given
+    CATALOG.pop("x.num")
+
+
+# --------------------------------------------------------------------------- every key used, every used key exists
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "shared" / "attnlab"
+KEY = re.compile(r"""["']((?:[a-z][a-z0-9_]*)(?:\.[a-z0-9_]+)+)["']""")       # a dotted key in quotes
+WORD = re.compile(r"""["']([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)["']""")          # any key, "pass" too
+# Keys that code builds at run time (f-strings), so no literal names them: prefix -> where.
+DYNAMIC = {
+    "explorer.mask.": "explorer: t(f'explorer.mask.{m}') for every mask type",
+    "explorer.model.": "explorer: t(f'explorer.model.{m}') for every model",
+    "explorer.side.": "explorer: t(f'explorer.side.{s}') for every padding side",
+    "explorer.": "explorer: t(f'explorer.{key}') for every control's label",
+}
+# Files whose words are being inlined into the lessons (issue 12): the lead deletes them once the
+# lessons print their own words; until then their keys count as used only if a lesson names them.
+LESSONPRINT = "lessonprint_"
+
+
+def _sources() -> str:
+    parts = [p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")]
+    for d in ("lessons_vi", "lessons_zh", "notebooks"):
+        parts += [p.read_text(encoding="utf-8").replace('\\"', '"') for p in (ROOT / d).glob("*.ipynb")]
+    return "\n".join(parts)
+
+
+def test_every_key_is_used():
+    text = _sources()
+    used = set(WORD.findall(text))
+    unused = sorted(k for k in CATALOG if k not in used and not k.startswith(tuple(DYNAMIC)))
+    assert not unused, f"keys in the catalog that nothing uses (delete them): {unused}"
+
+
+def test_every_used_key_exists():
+    domains = {k.split(".", 1)[0] for k in CATALOG} - {"attnlab", "torch"}
+    text = _sources()
+    missing = sorted({k for k in KEY.findall(text) if k.split(".", 1)[0] in domains and k not in CATALOG
+                      and not k.startswith(tuple(DYNAMIC)) and not k.endswith((".json", ".py", ".ipynb", ".pt"))})
+    assert not missing, f"keys used but not in any message file: {missing}"
+
+
+def test_message_files_are_the_catalog():
+    """Every message of the package lives in a data file (no register() left in the code but the
+    explorer's, which issue 11 moves), one key in one file."""
+    seen = {}
+    for path in sorted((PACKAGE / "messages").glob("*.json")):
+        for key in json.loads(path.read_text(encoding="utf-8")):
+            assert key not in seen, f"{key} in both {seen[key]} and {path.name}"
+            seen[key] = path.name
+    registering = sorted(p.name for p in PACKAGE.rglob("*.py")
+                         if re.search(r"^register\(", p.read_text(encoding="utf-8"), re.M))
+    assert set(registering) <= {"explorer.py"}, registering
+    assert set(CATALOG) - set(seen) <= {k for k in CATALOG if k.startswith("explorer.")}

@@ -1,45 +1,50 @@
 """The course glossary: one term per concept in each language (en / vi / zh).
 
-``GLOSSARY[concept] = {"en": ..., "vi": ..., "zh": ...}``; ``AVOID`` lists wrong or
-competing translations that the lessons must not use (e.g. "phím", a keyboard key).
+The data live in ``attnlab/data/glossary.json``: ``GLOSSARY[concept] = {"en", "vi", "zh"}``;
+``D2L[lang][concept]`` is the term of d2l-vi / d2l-zh where it differs; ``CORE`` are the
+concepts every set of lessons must name; ``AVOID[lang]`` maps a regular expression of a wrong
+or competing translation to its concept (e.g. "phím", a keyboard key).
 """
 from __future__ import annotations
 
-GLOSSARY: dict[str, dict[str, str]] = {
-    "attention": {"en": "attention", "vi": "chú ý", "zh": "注意力"},
-    "self_attention": {"en": "self-attention", "vi": "tự chú ý", "zh": "自注意力"},
-    "query": {"en": "query", "vi": "truy vấn", "zh": "查询"},
-    "key": {"en": "key", "vi": "khóa", "zh": "键"},
-    "value": {"en": "value", "vi": "giá trị", "zh": "值"},
-    "weights": {"en": "attention weights", "vi": "trọng số chú ý", "zh": "注意力权重"},
-    "score": {"en": "score", "vi": "điểm số", "zh": "分数"},
-    "head": {"en": "head", "vi": "đầu", "zh": "头"},
-    "multi_head": {"en": "multi-head attention", "vi": "chú ý đa đầu", "zh": "多头注意力"},
-    "mask": {"en": "mask", "vi": "mặt nạ", "zh": "掩码"},
-    "causal_mask": {"en": "causal mask", "vi": "mặt nạ nhân quả", "zh": "因果掩码"},
-    "padding": {"en": "padding", "vi": "đệm", "zh": "填充"},
-    "positional_encoding": {"en": "positional encoding", "vi": "mã hóa vị trí", "zh": "位置编码"},
-    "embedding": {"en": "embedding", "vi": "vector nhúng", "zh": "嵌入"},
-    "residual": {"en": "residual connection", "vi": "kết nối tắt", "zh": "残差连接"},
-    "layer_norm": {"en": "layer normalization", "vi": "chuẩn hóa tầng", "zh": "层归一化"},
-    "feed_forward": {"en": "feed-forward network", "vi": "mạng truyền thẳng", "zh": "前馈网络"},
-    "encoder": {"en": "encoder", "vi": "bộ mã hóa", "zh": "编码器"},
-    "decoder": {"en": "decoder", "vi": "bộ giải mã", "zh": "解码器"},
-    "cross_attention": {"en": "cross-attention", "vi": "chú ý chéo", "zh": "交叉注意力"},
-    "softmax": {"en": "softmax", "vi": "softmax", "zh": "softmax"},
-    "token": {"en": "token", "vi": "token", "zh": "词元"},
-    "parameter": {"en": "parameter", "vi": "tham số", "zh": "参数"},
-}
+import json
+import re
+from pathlib import Path
 
-# Translations the lessons must not use, per language: {language: {wrong term: concept}}.
-AVOID: dict[str, dict[str, str]] = {
-    "vi": {"phím": "key", "chìa khóa": "key", "khoá": "key", "mã hoá": "positional_encoding",
-           "chuẩn hoá": "layer_norm", "câu truy vấn": "query", "chú ý nhiều đầu": "multi_head"},
-    "zh": {"钥匙": "key", "关键字": "key", "遮罩": "mask", "蒙版": "mask", "询问": "query",
-           "位置编码器": "positional_encoding", "多頭": "multi_head",
-           "注意力機制": "attention", "因果遮罩": "causal_mask"},
-}
+_DATA = json.loads(Path(__file__).with_name("data").joinpath("glossary.json").read_text(encoding="utf-8"))
+
+GLOSSARY: dict[str, dict[str, str]] = _DATA["terms"]
+D2L: dict[str, dict[str, str]] = _DATA["d2l"]
+CORE: list[str] = _DATA["core"]
+AVOID: dict[str, dict[str, str]] = {lang: dict(pairs) for lang, pairs in _DATA["avoid"].items()}
+_LANG_NAMES = {"vi": "Tiếng Việt", "zh": "中文"}
 
 
 def term(concept: str, lang: str) -> str:
     return GLOSSARY[concept][lang]
+
+
+def _pattern(wrong: str, lang: str) -> re.Pattern:
+    # Vietnamese: whole words only ("lô" is not the start of "lông"); Chinese has no word boundaries.
+    return re.compile(r"(?<![\w-])(?:" + wrong + r")(?![\w-])" if lang == "vi" else wrong, re.IGNORECASE)
+
+
+_PATTERNS = {lang: [(_pattern(w, lang), w, c) for w, c in pairs.items()] for lang, pairs in AVOID.items()}
+
+
+def avoided_terms(text: str, lang: str) -> list[tuple[str, str]]:
+    """(the text found, the glossary term to use instead) for each avoided term in ``text``."""
+    found = []
+    for pattern, _, concept in _PATTERNS[lang]:
+        for m in pattern.finditer(text):
+            found.append((m.group(0), GLOSSARY[concept][lang]))
+    return found
+
+
+def table(lang: str) -> str:
+    """The glossary as a Markdown table for lessons_<lang>/README.md (with the d2l term where it differs)."""
+    head = {"vi": "| Tiếng Việt | English | d2l-vi |", "zh": "| 中文 | English | d2l-zh |"}[lang]
+    rows = [head, "|---|---|---|"]
+    for concept, terms in GLOSSARY.items():
+        rows.append(f"| {terms[lang]} | {terms['en']} | {D2L[lang].get(concept, '')} |")
+    return "\n".join(rows)

@@ -9,6 +9,7 @@ entries from code (kept for tests and for code not yet moved to a data file).
 from __future__ import annotations
 
 import json
+import numbers
 import string
 from pathlib import Path
 
@@ -62,8 +63,24 @@ def num(value, spec: str = ",", lang: str | None = None) -> str:
     """
     text = format(value, spec)
     if _normalize(lang) == "vi":
-        text = text.translate(str.maketrans({",": ".", ".": ","}))
+        text = text.translate(_VI_MARKS)
     return text
+
+
+_VI_MARKS = str.maketrans({",": ".", ".": ","})
+
+
+class _Formatter(string.Formatter):
+    """str.format where a number field ({n:,}, {x:.4f}) follows the language's convention."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def format_field(self, value, format_spec):
+        text = super().format_field(value, format_spec)
+        if self.lang == "vi" and isinstance(value, numbers.Number) and not isinstance(value, bool):
+            text = text.translate(_VI_MARKS)
+        return text
 
 
 MESSAGES_DIR = Path(__file__).with_name("messages")
@@ -83,12 +100,14 @@ def load_message_files(directory: Path = MESSAGES_DIR) -> list[Path]:
 
 
 def t(key: str, lang: str | None = None, **fields) -> str:
-    """The message ``key`` in ``lang`` (default: the current language), formatted with ``fields``."""
+    """The message ``key`` in ``lang`` (default: the current language), formatted with ``fields``;
+    number fields follow the language's convention (vi: {n:,} -> 124.439.808, {x:.4f} -> 3,9485)."""
     try:
         texts = CATALOG[key]
     except KeyError:
         raise KeyError(f"no message {key!r} in the catalog") from None
-    return texts[_normalize(lang)].format(**fields)
+    lang = _normalize(lang)
+    return _Formatter(lang).format(texts[lang], **fields)
 
 
 load_message_files()

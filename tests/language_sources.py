@@ -1,0 +1,111 @@
+"""The course's words in each language, as the language tests read them: lesson prose (Markdown
+cells), the comments and string literals of code cells, the package's message files and the
+READMEs. Code spans, LaTeX, URLs and HTML are removed from prose: they keep their own syntax."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The lessons read: this checkout's, or another worktree's (COURSE_LESSONS_ROOT=/path/to/checkout).
+LESSONS_ROOT = pathlib.Path(os.environ.get("COURSE_LESSONS_ROOT", ROOT))
+LESSON_DIR = {"vi": "lessons_vi", "zh": "lessons_zh"}
+MESSAGES = ROOT / "shared" / "attnlab" / "messages"
+README_PARAGRAPH = {"vi": "**Tiếng Việt.**", "zh": "**中文。**"}
+
+_STRIP = [
+    re.compile(r"```.*?```", re.S),            # fenced code
+    re.compile(r"`[^`\n]*`"),                   # inline code
+    re.compile(r"\$\$.*?\$\$", re.S),           # display LaTeX
+    re.compile(r"(?<!\\)\$[^$\n]+\$"),          # inline LaTeX
+    re.compile(r"\]\([^)\s]*\)"),               # link targets
+    re.compile(r"https?://\S+"),                # bare URLs
+    re.compile(r"<!--.*?-->", re.S),            # HTML comments
+    re.compile(r"<[^>\n]+>"),                   # HTML tags and their attributes
+]
+
+
+def prose(markdown: str) -> str:
+    """``markdown`` without code spans, LaTeX, URLs and HTML."""
+    for pattern in _STRIP:
+        markdown = pattern.sub(lambda m: "]" if m.group(0).startswith("](") else " ", markdown)
+    return markdown
+
+
+def _src(cell) -> str:
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+def string_literals(code: str) -> list[str]:
+    """The str constants of ``code`` and the literal parts of its f-strings (not format specs),
+    those with a non-ASCII letter: the words a reader sees, not keys or code."""
+    out: list[str] = []
+
+    def visit(node):
+        if isinstance(node, ast.JoinedStr):
+            out.extend(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    visit(v.value)
+            return
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append(node.value)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(code))
+    return [s for s in out if not s.isascii()]
+
+
+def comments(code: str) -> list[str]:
+    import io
+    import tokenize
+    return [tok.string[1:] for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+            if tok.type == tokenize.COMMENT]
+
+
+def lesson_paths(lang: str) -> list[pathlib.Path]:
+    return sorted((LESSONS_ROOT / LESSON_DIR[lang]).glob("*.ipynb"))
+
+
+def lesson_texts(lang: str, with_comments: bool = False) -> list[tuple[str, str]]:
+    """(where, text) for every Markdown cell (as prose), printed string and, if asked, comment."""
+    out = []
+    for path in lesson_paths(lang):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(nb["cells"]):
+            where = f"{path.parent.name}/{path.name} cell {i}"
+            if cell["cell_type"] == "markdown":
+                out.append((where, prose(_src(cell))))
+            elif cell["cell_type"] == "code":
+                out += [(where + " string", s) for s in string_literals(_src(cell))]
+                if with_comments:
+                    out += [(where + " comment", c) for c in comments(_src(cell))]
+    return out
+
+
+def message_texts(lang: str) -> list[tuple[str, str]]:
+    out = []
+    for path in sorted(MESSAGES.glob("*.json")):
+        for key, texts in json.loads(path.read_text(encoding="utf-8")).items():
+            # {fields} are names for the code, not words: "{loss}" is not the word loss
+            out.append((f"messages/{path.name} {key}", re.sub(r"\{[^{}]*\}", "{}", texts[lang])))
+    return out
+
+
+def readme_texts(lang: str) -> list[tuple[str, str]]:
+    main = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraphs = [p for p in main.split("\n\n") if p.startswith(README_PARAGRAPH[lang])]
+    own = (LESSONS_ROOT / LESSON_DIR[lang] / "README.md").read_text(encoding="utf-8")
+    # The tables keep their Markdown syntax (the |---| rows are not prose).
+    own = "\n".join(line for line in own.splitlines() if not re.fullmatch(r"\|[-| ]+\|", line))
+    return [("README.md", prose(p)) for p in paragraphs] + [(f"{LESSON_DIR[lang]}/README.md", prose(own))]
+
+
+def all_texts(lang: str, with_comments: bool = False) -> list[tuple[str, str]]:
+    return lesson_texts(lang, with_comments) + message_texts(lang) + readme_texts(lang)
