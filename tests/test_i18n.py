@@ -56,9 +56,6 @@ DYNAMIC = {
     "explorer.side.": "explorer: t(f'explorer.side.{s}') for every padding side",
     "explorer.": "explorer: t(f'explorer.{key}') for every control's label",
 }
-# Files whose words are being inlined into the lessons (issue 12): the lead deletes them once the
-# lessons print their own words; until then their keys count as used only if a lesson names them.
-LESSONPRINT = "lessonprint_"
 
 
 def _sources() -> str:

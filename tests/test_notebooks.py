@@ -1,4 +1,4 @@
-"""Notebook hygiene, the shared setup cell, the same program in both languages, and the glossary."""
+"""Notebook hygiene, the shared setup cell and the same program in both languages (the words:\ntest_language.py)."""
 from __future__ import annotations
 
 import ast
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from attnlab.course import LESSON_DIRS, NOTEBOOK_DIRS, SETUP_CELL
-from attnlab.glossary import AVOID, GLOSSARY
+from language_sources import all_texts
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = [p for d in NOTEBOOK_DIRS for p in sorted((ROOT / d).glob("*.ipynb"))]
@@ -87,9 +87,34 @@ def test_hygiene(path):
     assert seen_image, "no static figure in the notebook"
 
 
+class _MaskWords(ast.NodeTransformer):
+    """Every string literal becomes "" and an f-string keeps only its fields: the words may
+    differ between the languages, every expression, call, number and format spec may not."""
+
+    def visit_Constant(self, node):
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+    def visit_JoinedStr(self, node):
+        fields = [self.visit(v) for v in node.values if isinstance(v, ast.FormattedValue)]
+        return ast.JoinedStr(fields) if fields else ast.Constant("")
+
+    def visit_FormattedValue(self, node):
+        node.value = self.visit(node.value)       # the format spec stays as written
+        return node
+
+
 def normalized_code(cell) -> str:
-    """The cell's program with comments and formatting removed."""
-    return ast.dump(ast.parse(src(cell)))
+    """The cell's program with comments, formatting and the words of its string literals removed."""
+    return ast.dump(_MaskWords().visit(ast.parse(src(cell))))
+
+
+def test_parity_masks_words_only():
+    a = {"source": 'print(f"Bài {n:,} có {len(xs)} câu", "một")  # vi'}
+    b = {"source": 'print(f"第 {n:,} 课{len(xs)}", "一")'}
+    assert normalized_code(a) == normalized_code(b)
+    for other in ('print(f"{n:.2f} {len(xs)}", "x")', 'print(f"{n:,} {len(ys)}", "x")',
+                  'print(f"{n:,} {len(xs)}", "x", 1)', 'print(f"{len(xs)} {n:,}", "x")'):
+        assert normalized_code(a) != normalized_code({"source": other}), other
 
 
 @pytest.mark.parametrize("name", LESSON_NAMES)
@@ -109,45 +134,8 @@ def test_same_program_in_both_languages(name):
     assert lang_cells == 1, "expected exactly one language cell"
 
 
-def language_text(lang: str) -> str:
-    d = {"vi": "lessons_vi", "zh": "lessons_zh"}[lang]
-    parts = []
-    for p in sorted((ROOT / d).glob("*.ipynb")):
-        for c in load(p)["cells"]:
-            s = src(c)
-            if c["cell_type"] == "code":   # comments only: the code itself is shared
-                s = "\n".join(line.split("#", 1)[1] for line in s.splitlines() if "#" in line)
-            parts.append(s)
-    readme = ROOT / d / "README.md"
-    if readme.exists():
-        parts.append(readme.read_text(encoding="utf-8"))
-    return "\n".join(parts)
-
-
-CORE = ["attention", "self_attention", "query", "key", "value", "weights", "head", "multi_head", "mask",
-        "causal_mask", "padding", "positional_encoding", "residual", "layer_norm", "feed_forward",
-        "encoder", "decoder", "cross_attention"]
-
-
-@pytest.mark.parametrize("lang", ["vi", "zh"])
-def test_glossary_terms_used(lang):
-    text = language_text(lang).lower()
-    missing = [GLOSSARY[c][lang] for c in CORE if GLOSSARY[c][lang].lower() not in text]
-    assert not missing, f"{lang} lessons never use the glossary terms {missing}"
-
-
-@pytest.mark.parametrize("lang", ["vi", "zh"])
-def test_no_avoided_terms(lang):
-    text = language_text(lang).lower()
-    found = {}
-    for wrong, concept in AVOID[lang].items():
-        if re.search(r"(?<!\w)" + re.escape(wrong.lower()) + r"(?!\w)" if lang == "vi" else re.escape(wrong), text):
-            found[wrong] = GLOSSARY[concept][lang]
-    assert not found, f"{lang}: use the glossary term instead of {found}"
-
-
 def test_chinese_lessons_are_simplified():
     traditional = set("頭鍵權編碼層歸輸應這個們於為隨機練習訓練語詞條")  # traditional forms of common course words
-    text = language_text("zh")
+    text = "\n".join(t for _, t in all_texts("zh", with_comments=True))
     used = sorted({ch for ch in text if ch in traditional})
     assert not used, f"traditional characters in lessons_zh: {used}"

@@ -22,17 +22,22 @@ LESSONS = {
 
 
 def setup_cell(repo_url: str = REPO_URL) -> str:
-    """The first code cell of every notebook, for a given repository URL."""
+    """The first code cell of every notebook, for a given repository URL.
+
+    It is the same in both languages, so its one comment names its purpose in all three
+    (vi · zh · en). On Colab it installs the package only (Colab's torch, matplotlib and
+    ipywidgets stay); in a clone of the course the package lives in ../shared.
+    """
     return f'''\
-# Setup (the same cell in every notebook): make the course package `attnlab` importable.
+# Cài đặt · 环境设置 · Setup: attnlab
 import importlib.util, pathlib, subprocess, sys
 
 COURSE_REPO = "{repo_url}"
 if importlib.util.find_spec("attnlab") is None:
-    if "google.colab" in sys.modules:  # Colab: install the package only; Colab's torch, matplotlib, ipywidgets stay
+    if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"git+{{COURSE_REPO}}"], check=True)
         importlib.invalidate_caches()
-    else:  # a clone of the course: the package lives in ../shared
+    else:
         sys.path.insert(0, str(pathlib.Path.cwd().parent / "shared"))
 
 import attnlab

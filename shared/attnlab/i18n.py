@@ -71,14 +71,16 @@ _VI_MARKS = str.maketrans({",": ".", ".": ","})
 
 
 class _Formatter(string.Formatter):
-    """str.format where a number field ({n:,}, {x:.4f}) follows the language's convention."""
+    """str.format where a number field ({n:,}, {x:.4f}) follows the language's convention;
+    scientific notation (1.0e-06) keeps Python's form, as code does."""
 
     def __init__(self, lang: str):
         self.lang = lang
 
     def format_field(self, value, format_spec):
         text = super().format_field(value, format_spec)
-        if self.lang == "vi" and isinstance(value, numbers.Number) and not isinstance(value, bool):
+        if (self.lang == "vi" and isinstance(value, numbers.Number) and not isinstance(value, bool)
+                and "e" not in text.lower()):
             text = text.translate(_VI_MARKS)
         return text
 

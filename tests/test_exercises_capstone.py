@@ -1,0 +1,240 @@
+"""Capstone checkers: they accept the reference solution, reject each typical mistake with its own
+hint, and say "not done yet" for the untouched skeleton."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from attnlab.exercises import capstone
+from attnlab.i18n import t
+from exercise_checks import graded
+from solutions import capstone as sol
+
+
+# --------------------------------------------------------------------------- multi-head attention
+class Skeleton(nn.Module):
+    """The exercise cell as handed out: nothing written yet."""
+
+    def __init__(self, d_model, num_heads, d_ff=None, dropout=0.1, norm_first=False):
+        super().__init__()
+        # TODO
+
+    def forward(self, *args, **kwargs):
+        # TODO
+        return None
+
+
+class NoScale(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        key = query if key is None else key
+        value = key if value is None else value
+        q, k, v = (self.split_heads(p(x)) for p, x in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
+        scores = q @ k.transpose(-2, -1)                                     # no / sqrt(d_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(scores, dim=-1)
+        B, H, T, d_k = (w @ v).shape
+        return self.out_proj((w @ v).transpose(1, 2).reshape(B, T, H * d_k)), w
+
+
+class SplitNoTranspose(sol.MultiHeadAttention):
+    def split_heads(self, x):
+        B, L, D = x.shape
+        return x.view(B, self.num_heads, L, self.d_k)                       # heads and positions mixed
+
+
+class MergeNoTranspose(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        key = query if key is None else key
+        value = key if value is None else value
+        q, k, v = (self.split_heads(p(x)) for p, x in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(scores, dim=-1)
+        B, H, T, d_k = (w @ v).shape
+        return self.out_proj((w @ v).reshape(B, T, H * d_k)), w             # no transpose(1, 2)
+
+
+def _with_mask_fill(fill):
+    class Masked(sol.MultiHeadAttention):
+        def forward(self, query, key=None, value=None, mask=None):
+            key = query if key is None else key
+            value = key if value is None else value
+            q, k, v = (self.split_heads(p(x)) for p, x in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+            if mask is not None:
+                scores = fill(scores, mask)
+            w = torch.softmax(scores, dim=-1)
+            B, H, T, d_k = (w @ v).shape
+            return self.out_proj((w @ v).transpose(1, 2).reshape(B, T, H * d_k)), w
+    return Masked
+
+
+MaskInverted = _with_mask_fill(lambda s, m: s.masked_fill(m, float("-inf")))        # PyTorch's convention
+MaskZero = _with_mask_fill(lambda s, m: s.masked_fill(~m, 0.0))
+MaskIgnored = _with_mask_fill(lambda s, m: s)
+
+
+class KVFromQuery(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        return super().forward(query, None, None, mask)
+
+
+class OnlyOut(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        return super().forward(query, key, value, mask)[0]
+
+
+class OtherNames(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model) for _ in range(4))
+
+    def forward(self, query, key=None, value=None, mask=None):
+        return self.W_o(query), None
+
+
+def test_multihead_solution_accepted(capsys):
+    assert graded(capstone.check_multihead, sol.MultiHeadAttention) is True
+    assert capsys.readouterr().out.startswith("✅")
+
+
+def test_multihead_skeleton_not_done(capsys):
+    assert graded(capstone.check_multihead, Skeleton) is None
+    assert capsys.readouterr().out.startswith("⏳")
+
+
+@pytest.mark.parametrize("cls, key", [
+    (NoScale, "capstone.hint.no_scale"),
+    (SplitNoTranspose, "capstone.hint.split_heads"),
+    (MergeNoTranspose, "capstone.hint.merge_heads"),
+    (MaskInverted, "capstone.hint.mask_inverted"),
+    (MaskZero, "capstone.hint.mask_zero"),
+    (MaskIgnored, "capstone.hint.mask_ignored"),
+    (KVFromQuery, "capstone.hint.kv_from_query"),
+    (OnlyOut, "capstone.hint.return_pair"),
+    (OtherNames, "capstone.hint.names"),
+], ids=lambda v: v.rsplit(".", 1)[-1] if isinstance(v, str) else v.__name__)
+def test_multihead_mistakes(cls, key, capsys):
+    ok, got, fields = capstone.diagnose_multihead(cls)
+    assert (ok, got) == (False, key)
+    assert graded(capstone.check_multihead, cls) is False
+    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+
+
+# --------------------------------------------------------------------------- the block
+class Block(sol.TransformerBlock):
+    """The reference block; mistakes override forward."""
+
+
+class Swapped(Block):
+    def forward(self, x, mask=None):
+        self.norm_first = not self.norm_first
+        try:
+            return super().forward(x, mask)
+        finally:
+            self.norm_first = not self.norm_first
+
+
+class NoResidualAttention(Block):
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = self.dropout(self.attention(self.norm1(x), mask=mask)[0])
+            return x + self.dropout(self.ffn(self.norm2(x)))
+        x = self.norm1(self.dropout(self.attention(x, mask=mask)[0]))
+        return self.norm2(x + self.dropout(self.ffn(x)))
+
+
+class DropoutAlwaysOn(Block):
+    def forward(self, x, mask=None):
+        p = self.dropout.p
+        a = F.dropout(self.attention(x, mask=mask)[0], p)                   # training=True by default
+        x = self.norm1(x + a) if not self.norm_first else x
+        if self.norm_first:
+            x = x + F.dropout(self.attention(self.norm1(x), mask=mask)[0], p)
+            return x + F.dropout(self.ffn(self.norm2(x)), p)
+        return self.norm2(x + F.dropout(self.ffn(x), p))
+
+
+class NoDropout(Block):
+    def forward(self, x, mask=None):
+        self.dropout.p = 0.0
+        return super().forward(x, mask)
+
+
+class MaskNotPassed(Block):
+    def forward(self, x, mask=None):
+        return super().forward(x, None)
+
+
+class WrongAttention(Block):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first, attention_class=NoScale)
+
+
+class FFNInside(nn.Module):
+    """linear1/linear2 nested in a Sequential: other names than the exercise asks for."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=False):
+        super().__init__()
+        self.attention = sol.MultiHeadAttention(d_model, num_heads)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x, mask=None):
+        return x
+
+
+def test_block_solution_accepted(capsys):
+    assert graded(capstone.check_block, sol.TransformerBlock) is True
+    assert capsys.readouterr().out.startswith("✅")
+
+
+def test_block_skeleton_not_done(capsys):
+    assert graded(capstone.check_block, Skeleton) is None
+    assert capsys.readouterr().out.startswith("⏳")
+
+
+@pytest.mark.parametrize("cls, key", [
+    (Swapped, "capstone.hint.pre_post_swapped"),
+    (NoResidualAttention, "capstone.hint.no_residual"),
+    (DropoutAlwaysOn, "capstone.hint.dropout_eval"),
+    (NoDropout, "capstone.hint.dropout_never"),
+    (MaskNotPassed, "capstone.hint.block_mask"),
+    (WrongAttention, "capstone.hint.attention_first"),
+    (FFNInside, "capstone.hint.names"),
+], ids=lambda v: v.rsplit(".", 1)[-1] if isinstance(v, str) else v.__name__)
+def test_block_mistakes(cls, key, capsys):
+    ok, got, fields = capstone.diagnose_block(cls)
+    assert (ok, got) == (False, key)
+    assert graded(capstone.check_block, cls) is False
+    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+
+
+def test_the_references_agree_with_pytorch():
+    """The checker's two oracles agree: attnlab and PyTorch, same weights (what 'ok' claims)."""
+    ref = capstone._reference_mha()
+    for query, key, value, mask in capstone._mha_cases():
+        out, w = ref(query, key, value, mask)
+        t_out, t_w = capstone._torch_mha(ref, query, key, value, mask)
+        assert capstone._close(out, t_out) and capstone._close(w, t_w)
+    x = torch.randn(2, 6, 12)
+    for norm_first in (False, True):
+        block = capstone._reference_block(norm_first)
+        with torch.no_grad():
+            assert capstone._close(block(x, capstone.causal_mask(6))[0], capstone._torch_block(block, x, capstone.causal_mask(6)))
+
+
+def test_checkers_leave_the_global_random_state_alone():
+    """The checkers seed their own weights and dropout on a forked random state: a notebook's later
+    cells do not depend on whether a checker ran."""
+    torch.manual_seed(7)
+    state = torch.get_rng_state()
+    capstone.evaluate_multihead(sol.MultiHeadAttention)
+    capstone.evaluate_block(sol.TransformerBlock)
+    assert torch.equal(torch.get_rng_state(), state)
