@@ -9,6 +9,8 @@ import os
 import pathlib
 import re
 
+from attnlab.glossary import table as glossary_table
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The lessons read: this checkout's, or another worktree's (COURSE_LESSONS_ROOT=/path/to/checkout).
 LESSONS_ROOT = pathlib.Path(os.environ.get("COURSE_LESSONS_ROOT", ROOT))
@@ -102,6 +104,7 @@ def readme_texts(lang: str) -> list[tuple[str, str]]:
     main = (ROOT / "README.md").read_text(encoding="utf-8")
     paragraphs = [p for p in main.split("\n\n") if p.startswith(README_PARAGRAPH[lang])]
     own = (LESSONS_ROOT / LESSON_DIR[lang] / "README.md").read_text(encoding="utf-8")
+    own = own.replace(glossary_table(lang), "")        # its English column names the English terms
     # The tables keep their Markdown syntax (the |---| rows are not prose).
     own = "\n".join(line for line in own.splitlines() if not re.fullmatch(r"\|[-| ]+\|", line))
     return [("README.md", prose(p)) for p in paragraphs] + [(f"{LESSON_DIR[lang]}/README.md", prose(own))]

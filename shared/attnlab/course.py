@@ -18,6 +18,10 @@ LESSONS = {
     "05_transformer_block": {"vi": "Khối Transformer", "zh": "Transformer 块"},
     "06_encoder_decoder_gpt": {"vi": "Bộ mã hóa, bộ giải mã và GPT", "zh": "编码器、解码器与 GPT"},
     "07_train_tiny_transformer": {"vi": "Huấn luyện một Transformer tí hon", "zh": "训练一个迷你 Transformer"},
+    "08_number_translator": {"vi": "Dịch số thành chữ: chú ý chéo và bộ nhớ đệm KV",
+                             "zh": "数字转写：交叉注意力与 KV 缓存"},
+    "09_capstone": {"vi": "Bài tập lớn: tự viết chú ý đa đầu và khối Transformer",
+                    "zh": "综合练习：从零实现多头注意力与 Transformer 块"},
 }
 
 
