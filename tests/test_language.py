@@ -27,6 +27,9 @@ RULES = {
         ("quotes are “…” (no ASCII \" in prose)", re.compile(r'"')),
         ("numbers are written 124.439.808 and 3,9485 (not 1,234)", re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")),
         ("numbers are written 1,9 triệu (not 1.9M)", re.compile(r"\d\.\d+\s?[KMB]\b")),
+        ("decimals are written 3,9485 (not 3.9485; versions like torch 2.5 keep their dot)",
+         re.compile(r"(?<![\w.,-])(?<!torch )(?<!Torch )(?<!PyTorch )(?<!Python )(?<!IPython )(?<!bản )(?<!mục )(?<!Mục )"
+                    r"(?![1-9]\d{0,2}(?:\.\d{3})+(?![\d.]))\d+\.\d+(?![\w.]|\.\d)(?!\s?[KMB]\b)")),
     ],
 }
 def _report(found: list[str]) -> str:
@@ -74,8 +77,8 @@ def test_rules_catch_the_typical_slips():
         return [rule for rule, p in RULES[lang] if p.search(prose(text))]
     assert len(slips('他说「你好」和 "hi" —— 第 07 课，100 000 个', "zh")) == 5
     assert not slips("他说“你好”——第 7 课，124,439,808 个，3.9485，`x = \"a\"`", "zh")
-    assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số', "vi")) == 4
-    assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, `f\"{n:,}\"`", "vi")
+    assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số, 0.125', "vi")) == 5
+    assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, 20.000 cặp, từ torch 2.5, `f\"{n:,}\"`", "vi")
     assert avoided_terms("ba lớp con, một lô, độ lệch", "vi") and not avoided_terms("độ lệch chuẩn, lớp Python", "vi")
     assert avoided_terms("loss 掩码，一批数据，检查器", "zh") and not avoided_terms("损失，随机种子", "zh")
     assert LESSONS_ROOT.is_dir()
