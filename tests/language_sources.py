@@ -33,7 +33,8 @@ _STRIP = [
 def prose(markdown: str) -> str:
     """``markdown`` without code spans, LaTeX, URLs and HTML."""
     for pattern in _STRIP:
-        markdown = pattern.sub(lambda m: "]" if m.group(0).startswith("](") else " ", markdown)
+        # a code span becomes "∎": no letters, no digits, no space (so "`x` ——" still shows its space)
+        markdown = pattern.sub(lambda m: "]" if m.group(0).startswith("](") else "∎", markdown)
     return markdown
 
 
