@@ -20,6 +20,8 @@ RULES = {
         ("quotes are “” (no ASCII \" in prose)", re.compile(r'"')),
         ("the dash is —— without spaces", re.compile(r" ——|—— |(?<!—)(?<!\| )—(?!—)(?! \|)")),
         ("lesson numbers without a leading zero (第 7 课)", re.compile(r"第\s*0\d")),
+        ("a half-width space between Chinese and Latin letters or digits",
+         re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")),
         ("numbers are written 124,439,808 (no space groups)", re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d])")),
     ],
     "vi": [
@@ -87,6 +89,7 @@ def test_rules_catch_the_typical_slips():
     def slips(text, lang):
         return sorted({rule for rule, _ in _slips(lang, prose(text))})
     assert len(slips('他说「你好」和 "hi" —— 第 07 课，100 000 个', "zh")) == 5
+    assert slips("用PyTorch写3个", "zh") == ["a half-width space between Chinese and Latin letters or digits"]
     assert not slips("他说“你好”——第 7 课，124,439,808 个，3.9485，`x = \"a\"`，| — |", "zh")
     assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số, 0.125', "vi")) == 5
     assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, 20.000 cặp, từ torch 2.5, torch ≥ 2.5, CC BY-SA 4.0, `f\"{n:,}\"`", "vi")
