@@ -30,9 +30,13 @@ _STRIP = [
 ]
 
 
+# A short ASCII literal in quotes is code, not a quotation: answer "A", token '|'.
+_CODE_LITERAL = re.compile(r"""(["'])[!#-&(-~]{1,12}\1""")
+
+
 def prose(markdown: str) -> str:
-    """``markdown`` without code spans, LaTeX, URLs and HTML."""
-    for pattern in _STRIP:
+    """``markdown`` without code spans, LaTeX, URLs, HTML and short quoted code literals."""
+    for pattern in _STRIP + [_CODE_LITERAL]:
         # a code span becomes "∎": no letters, no digits, no space (so "`x` ——" still shows its space)
         markdown = pattern.sub(lambda m: "]" if m.group(0).startswith("](") else "∎", markdown)
     return markdown
@@ -97,7 +101,7 @@ def message_texts(lang: str) -> list[tuple[str, str]]:
     for path in sorted(MESSAGES.glob("*.json")):
         for key, texts in json.loads(path.read_text(encoding="utf-8")).items():
             # {fields} are names for the code, not words: "{loss}" is not the word loss
-            out.append((f"messages/{path.name} {key}", re.sub(r"\{[^{}]*\}", "{}", texts[lang])))
+            out.append((f"messages/{path.name} {key}", prose(re.sub(r"\{[^{}]*\}", "{}", texts[lang]))))
     return out
 
 

@@ -88,7 +88,8 @@ def test_rules_catch_the_typical_slips():
     """The rules are not vacuous: each catches the slip it names and lets the right form pass."""
     def slips(text, lang):
         return sorted({rule for rule, _ in _slips(lang, prose(text))})
-    assert len(slips('他说「你好」和 "hi" —— 第 07 课，100 000 个', "zh")) == 5
+    assert len(slips('他说「你好」和 "hi there" —— 第 07 课，100 000 个', "zh")) == 5
+    assert not slips('请回答 "A" 或 "B"', "zh")                       # short quoted literals are code
     assert slips("用PyTorch写3个", "zh") == ["a half-width space between Chinese and Latin letters or digits"]
     assert not slips("他说“你好”——第 7 课，124,439,808 个，3.9485，`x = \"a\"`，| — |", "zh")
     assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số, 0.125', "vi")) == 5
