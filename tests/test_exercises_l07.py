@@ -23,7 +23,7 @@ def model():
 
 
 def assert_hint(check, diagnose, key, capsys):
-    """``diagnose()`` picks the hint ``key``; ``check()`` prints exactly that hint and returns False."""
+    """``diagnose()`` picks the hint ``key``; ``check()`` prints exactly that hint and the verdict is False."""
     ok, got_key, fields = diagnose()
     assert (ok, got_key) == (False, key)
     assert check() is False
