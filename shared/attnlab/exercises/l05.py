@@ -170,7 +170,7 @@ def _checker(diagnose: Callable, lang: str | None):
 
 def evaluate_post_ln_block(fn: Callable, lang: str | None = None) -> Feedback:
     """Exercise 1: ``fn(x, attn, ffn, norm1, norm2)`` must compute the post-LN block
-    x = LN1(x + attn(x)); x = LN2(x + ffn(x)). Prints the verdict; True/False/None."""
+    x = LN1(x + attn(x)); x = LN2(x + ffn(x)). The verdict as a Feedback."""
     return evaluate("l05.ex.post_ln", _checker(lambda: diagnose_post_ln_block(fn), lang), lang)
 
 check_post_ln_block = printing(evaluate_post_ln_block)
@@ -178,7 +178,7 @@ check_post_ln_block = printing(evaluate_post_ln_block)
 
 def evaluate_pre_ln_block(fn: Callable, lang: str | None = None) -> Feedback:
     """Exercise 2: ``fn(x, attn, ffn, norm1, norm2)`` must compute the pre-LN block
-    x = x + attn(LN1(x)); x = x + ffn(LN2(x)). Prints the verdict; True/False/None."""
+    x = x + attn(LN1(x)); x = x + ffn(LN2(x)). The verdict as a Feedback."""
     return evaluate("l05.ex.pre_ln", _checker(lambda: diagnose_pre_ln_block(fn), lang), lang)
 
 check_pre_ln_block = printing(evaluate_pre_ln_block)
@@ -230,7 +230,7 @@ def diagnose_masks(leaky_mask: Callable, safe_mask: Callable) -> tuple[bool, str
 
 def evaluate_masks(leaky_mask: Callable, safe_mask: Callable, lang: str | None = None) -> Feedback:
     """Exercise 3: ``leaky_mask(T)`` must fail the causality experiment and ``safe_mask(T)``
-    must pass it (and be the causal mask). Prints the verdict; True/False/None."""
+    must pass it (and be the causal mask). The verdict as a Feedback."""
     return evaluate("l05.ex.masks", _checker(lambda: diagnose_masks(leaky_mask, safe_mask), lang), lang)
 
 check_masks = printing(evaluate_masks)
