@@ -161,6 +161,20 @@ def test_exercise_cells_marked_in_every_lesson(site):
             assert marked >= calls > 0, f"{lang}/{stem}: {marked} marked, {calls} checker calls"
 
 
+def test_glossary_rows_read_every_d2l_shape():
+    """The d2l terms may come as entry fields or as a separate table; all end in the same row."""
+    fake = type(sys)("fake_glossary")
+    fake.GLOSSARY = {"key": {"en": "key", "vi": "khóa", "zh": "键", "d2l_zh": "键"},
+                     "mask": {"en": "mask", "vi": "mặt nạ", "zh": "掩码", "d2l": {"vi": "mặt nạ"}},
+                     "head": {"en": "head", "vi": "đầu", "zh": "头"}}
+    fake.AVOID = {"vi": {"phím": "key"}, "zh": {"遮罩": "mask"}}
+    fake.D2L = {"head": {"zh": "头"}}
+    rows, langs = build.glossary_rows(fake)
+    assert langs == ["vi", "zh"]
+    assert [r[3] for r in rows] == [{"zh": "键"}, {"vi": "mặt nạ"}, {"zh": "头"}]
+    assert rows[0][2] == {"vi": ["phím"], "zh": []} and rows[1][2] == {"vi": [], "zh": ["遮罩"]}
+
+
 def test_fold_matches_the_javascript_rule():
     assert build.fold("Mã hóa VỊ TRÍ, Đầu đa") == "ma hoa vi tri, dau da"
     assert build.fold("位置编码") == "位置编码"

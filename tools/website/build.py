@@ -314,6 +314,9 @@ def render_output(site: Site, out, ctx: dict) -> str:
         return f'<pre class="output error">{escape(tb)}</pre>'
     data = out.get("data", {})
     if WIDGET_MIME in data:
+        if page == "explorer.html":            # the trilingual explorer page: point at its own buttons
+            notes = "".join(f'<p lang="{HTML_LANG[l]}">{escape(site.t("widget_here", l))}</p>' for l in ("en", "vi", "zh"))
+            return f'<div class="widget-note" role="note">{notes}</div>'
         if ctx["explorer_cell"]:
             link = rel(page, "explorer.html")
             return (f'<div class="widget-note" role="note"><p>{escape(site.t("widget_explorer", lang))} '
@@ -520,8 +523,26 @@ def glossary_rows(glossary) -> tuple[list, list]:
     return rows, [l for l in LANGS if l in d2l_langs]
 
 
+def load_glossary():
+    """attnlab.glossary (GLOSSARY, AVOID, any D2L table); its data file if the module cannot load alone."""
+    try:
+        return _load_module("glossary")
+    except Exception:
+        for path in (ROOT / "shared" / "attnlab" / "data" / "glossary.json",):
+            if path.exists():
+                data = json.loads(path.read_text(encoding="utf-8"))
+                module = type(sys)("glossary_data")
+                module.GLOSSARY = data.get("GLOSSARY") or data.get("terms") or data.get("glossary") or data
+                module.AVOID = data.get("AVOID") or data.get("avoid") or {}
+                for key in data:
+                    if "d2l" in key.lower():
+                        setattr(module, key.upper(), data[key])
+                return module
+        raise
+
+
 def build_glossary(site: Site, env: jinja2.Environment) -> None:
-    glossary = _load_module("glossary")
+    glossary = load_glossary()
     rows, d2l_langs = glossary_rows(glossary)
     ctx = page_context(site, "glossary.html", "en")
     ctx.update(title="Glossary · Thuật ngữ · 术语表", rows=rows, d2l_langs=d2l_langs, ui=site.ui,

@@ -45,7 +45,7 @@
   // Scrollable blocks (wide outputs, formulas, tables) must be reachable by keyboard.
   function markScrollable() {
     document.querySelectorAll("pre, .math-display, .table-wrap").forEach(function (el) {
-      if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) el.setAttribute("tabindex", "0");
+      if (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) el.setAttribute("tabindex", "0");
       else if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
     });
   }
