@@ -226,9 +226,14 @@ def markdown(site: Site, text: str, src_dir: str, page: str, headings: list | No
     return md(text)
 
 
+BLOCK_TAG = re.compile(r"</?(?:p|div|h[1-6]|li|ul|ol|pre|tr|td|th|table|br|figure|details|summary|section|math)\b[^>]*>")
+
+
 def strip_tags(fragment: str) -> str:
-    """Plain text of an HTML fragment (formulas as the characters MathML shows)."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", fragment))).strip()
+    """Plain text of an HTML fragment: block tags become spaces, inline tags (and MathML's) vanish."""
+    fragment = re.sub(r"<math\b.*?</math>", lambda m: " " + re.sub(r"<[^>]+>", "", m.group(0)) + " ", fragment, flags=re.S)
+    fragment = BLOCK_TAG.sub(" ", fragment)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", fragment))).strip()
 
 
 def tag_mixed_lang(fragment: str) -> str:
@@ -387,6 +392,7 @@ def search_sections(body: str, headings: list) -> list:
         end = cuts[i + 1][0] if i + 1 < len(cuts) else len(body)
         chunk = body[start:end]
         chunk = re.sub(r'<pre class="output[^"]*">.*?</pre>', " ", chunk, flags=re.S)   # not the printed numbers
+        chunk = re.sub(r"<h[12] [^>]*>.*?</h[12]>", " ", chunk, count=1, flags=re.S)      # the title is apart
         sections.append((hid, titles.get(hid, ""), strip_tags(chunk)))
     return sections
 
