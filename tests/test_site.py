@@ -12,6 +12,7 @@ without Playwright for Python or a Chromium at ATTNLAB_CHROMIUM (default /usr/bi
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import importlib.util
 import json
@@ -284,8 +285,15 @@ def test_every_page_loads_clean(site, server, page):
     for rel in pages:
         for href in re.findall(r'href="([^"#]*\.html)#([^"]+)"', (out / rel).read_text(encoding="utf-8")):
             target = urllib.parse.urljoin("/" + rel, href[0]).lstrip("/")
-            if href[1] not in ids_of.get(target, set()):
+            if urllib.parse.unquote(html.unescape(href[1])) not in ids_of.get(target, set()):
                 problems.append(f"{rel}: missing anchor {target}#{href[1]}")
+    # every search result's link, too
+    index = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
+    docs = json.loads(re.search(r"window\.ATTN_SEARCH = (.*?);\n", index).group(1))
+    for doc in docs:
+        target, _, frag = doc["u"].partition("#")
+        if target not in ids_of or (frag and frag not in ids_of[target]):
+            problems.append(f"search index: broken link {doc['u']}")
     assert problems == []
     assert len(pages) >= 2 * len(lesson_stems("vi")) + 7
 

@@ -15,7 +15,6 @@ import html
 import importlib
 import importlib.util
 import json
-import os
 import posixpath
 import re
 import shutil
@@ -192,9 +191,12 @@ class PageRenderer(mistune.HTMLRenderer):
         self.site, self.src_dir, self.page, self.headings = site, src_dir, page, headings
 
     def heading(self, text, level, **attrs):
-        hid = f"s{len(self.headings) + 1}"
+        # the anchor Jupyter gives a heading (its text, spaces -> "-"), so notebook links keep working
+        hid = re.sub(r"\s+", "-", strip_tags(text)) or f"s{len(self.headings) + 1}"
+        taken = {h[1] for h in self.headings}
+        hid = next(c for c in [hid] + [f"{hid}-{i}" for i in range(1, 100)] if c not in taken)
         self.headings.append((level, hid, text))
-        return f'<h{level} id="{hid}">{text}</h{level}>\n'
+        return f'<h{level} id="{escape(hid)}">{text}</h{level}>\n'
 
     def block_math(self, text):
         return f'<div class="math-display">{render_math(text, True)}</div>\n'

@@ -98,10 +98,10 @@
       .replace("{n}", String(results.length)).replace("{q}", query.trim());
     results.slice(0, 30).forEach(function (page) {
       var li = document.createElement("li");
-      var html = '<a class="result-page" href="' + root + page.url + '">' + escapeHtml(page.title) + "</a>";
+      var html = '<a class="result-page" href="' + escapeHtml(root + page.url) + '">' + escapeHtml(page.title) + "</a>";
       html += '<ul class="sections">';
       page.sections.slice(0, 3).forEach(function (s) {
-        html += '<li><a href="' + root + s.doc.u + '">' + escapeHtml(s.doc.t) + "</a><br>" + snippet(s.doc, page.terms) + "</li>";
+        html += '<li><a href="' + escapeHtml(root + s.doc.u) + '">' + escapeHtml(s.doc.t) + "</a><br>" + snippet(s.doc, page.terms) + "</li>";
       });
       li.innerHTML = html + "</ul>";
       list.appendChild(li);
