@@ -283,8 +283,8 @@ def test_every_page_loads_clean(site, server, page):
                 problems.append(f"{rel}: broken link {href}")
     # fragments, once every page's ids are known
     for rel in pages:
-        for href in re.findall(r'href="([^"#]*\.html)#([^"]+)"', (out / rel).read_text(encoding="utf-8")):
-            target = urllib.parse.urljoin("/" + rel, href[0]).lstrip("/")
+        for href in re.findall(r'href="((?:[^"#:]*\.html)?)#([^"]+)"', (out / rel).read_text(encoding="utf-8")):
+            target = urllib.parse.urljoin("/" + rel, href[0]).lstrip("/") if href[0] else rel
             if urllib.parse.unquote(html.unescape(href[1])) not in ids_of.get(target, set()):
                 problems.append(f"{rel}: missing anchor {target}#{href[1]}")
     # every search result's link, too
