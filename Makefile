@@ -41,5 +41,9 @@ bench: setup
 voila: setup
 	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser
 
+.PHONY: site
+site: setup                    ## the course website from the notebooks' stored outputs -> build/site
+	$(BIN)/python tools/website/build.py --out build/site
+
 clean:
 	rm -rf $(VENV) $(W7) .pytest_cache

@@ -1,0 +1,417 @@
+"""The course website (tools/website/build.py), built once per session and read in Debian's Chromium.
+
+The site is built from the notebooks' stored outputs with every socket connection refused (the build
+must be offline), served by http.server on 127.0.0.1 (ephemeral port) and opened in Chromium with
+every request to another host aborted and counted as a failure. Checked on every page: no console
+error, no broken link, image or fragment, no raw $…$ left, MathML rendered natively, no serious or
+critical axe-core violation; on every lesson: the language switch lands on the same lesson; on a
+Chinese page: the served web font is loaded and used; search finds the right lesson for Vietnamese
+(with and without diacritics) and Chinese queries. The browser tests are SKIPPED (never passed)
+without Playwright for Python or a Chromium at ATTNLAB_CHROMIUM (default /usr/bin/chromium).
+"""
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import socket
+import sys
+import threading
+import urllib.parse
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-dev-shm-usage"]
+FONT_FAMILY = "Noto Sans SC AttnLab"
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:                                   # pragma: no cover
+    sync_playwright = None
+
+if sync_playwright is None:
+    NO_BROWSER = "Playwright for Python is not installed"
+elif not os.access(CHROMIUM, os.X_OK):
+    NO_BROWSER = f"no Chromium at {CHROMIUM} (apt install chromium)"
+else:
+    NO_BROWSER = ""
+needs_browser = pytest.mark.skipif(bool(NO_BROWSER), reason=NO_BROWSER or "-")
+
+
+def load_builder():
+    spec = importlib.util.spec_from_file_location("site_build", ROOT / "tools" / "website" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                    # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+build = load_builder()
+
+
+# ----------------------------------------------------------------------------- build (no browser)
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """Build the site once, with every outgoing connection refused; returns (folder, stats)."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    attempts = []
+    real_connect = socket.socket.connect
+
+    def refuse(sock, address):
+        attempts.append(address)
+        raise OSError(f"network access during the site build: {address}")
+
+    socket.socket.connect = refuse
+    try:
+        stats = build.build(out)
+    finally:
+        socket.socket.connect = real_connect
+    assert attempts == []
+    return out, stats
+
+
+def lesson_stems(lang):
+    return sorted(p.stem for p in (ROOT / f"lessons_{lang}").glob("*.ipynb"))
+
+
+def test_build_has_every_page(site):
+    out, stats = site
+    for lang in ("vi", "zh"):
+        for stem in lesson_stems(lang):
+            assert (out / lang / f"{stem}.html").is_file(), f"{lang}/{stem}"
+        assert (out / lang / "index.html").is_file() and (out / lang / "search.html").is_file()
+    for page in ("index.html", "explorer.html", "glossary.html", "license.html", "assets/fonts/OFL.txt",
+                 "assets/fonts/NotoSansSC-AttnLab.woff", "assets/search-index.js"):
+        assert (out / page).is_file(), page
+    assert stats["seconds"] < 60, stats
+
+
+def html_pages(out):
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html"))
+
+
+def test_no_resource_from_another_site(site):
+    """Scripts, styles, images, fonts and frames are all local (links to GitHub/Colab may be external)."""
+    out, _ = site
+    for page in html_pages(out):
+        text = (out / page).read_text(encoding="utf-8")
+        for tag, attr, url in re.findall(r"<(script|link|img|iframe|source|video|audio)\b[^>]*?\b(src|href)=\"([^\"]*)\"", text):
+            assert not re.match(r"^(https?:)?//", url), f"{page}: <{tag} {attr}={url}>"
+        assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", text), page
+    for css in (out / "assets").glob("*.css"):
+        assert not re.search(r"url\(\s*['\"]?(https?:)?//", css.read_text(encoding="utf-8")), css.name
+
+
+def test_widget_outputs_replaced_by_a_note(site):
+    out, _ = site
+    for lang in ("vi", "zh"):
+        for stem in lesson_stems(lang):
+            nb = json.loads((ROOT / f"lessons_{lang}" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+            widgets = sum(build.WIDGET_MIME in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+            text = (out / lang / f"{stem}.html").read_text(encoding="utf-8")
+            assert text.count('class="widget-note"') == widgets, f"{lang}/{stem}"
+            assert "model_id" not in text and build.WIDGET_MIME not in text
+
+
+def cell(kind, source):
+    return {"cell_type": kind, "source": source, "metadata": {}}
+
+
+def test_exercise_rule():
+    cells = [
+        cell("markdown", "# Bài 1: Tiêu đề"),
+        cell("code", "x = 1"),
+        cell("markdown", "## Bài tập\n\nMỗi bài một ô."),
+        cell("code", "def f(): return None"),                        # under the heading, no checker call
+        cell("markdown", "### Bài tập 2 — tiếp"),
+        cell("code", "attnlab.exercises.l01.check_softmax(f)"),
+        cell("markdown", "## Tiếp theo"),                             # closes the section
+        cell("code", "print(1)"),
+        cell("code", "from attnlab.exercises import l02\nl02.check(g)"),   # checker call anywhere
+        cell("markdown", "## 练习"),
+        cell("code", "y = 2"),
+        cell("markdown", "# Exercises for later"),                    # level 1 closes, and is no section
+        cell("code", "z = 3"),
+        cell("markdown", "## Exercise sheet"),
+        cell("markdown", "## Bài tập nhóm là chuyện khác? no: still Bài tập"),
+        cell("markdown", "## Exercisesque"),                          # not the word itself
+        cell("code", "w = 4"),
+    ]
+    assert build.exercise_flags(cells) == [False, False, True, True, True, True, False, False, True, True, True,
+                                           False, False, True, True, False, False]
+
+
+def test_exercise_cells_marked_in_every_lesson(site):
+    """Every code cell calling a checker, and only cells under the exercise heading or calling one."""
+    out, _ = site
+    for lang in ("vi", "zh"):
+        for stem in lesson_stems(lang):
+            nb = json.loads((ROOT / f"lessons_{lang}" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+            calls = sum(c["cell_type"] == "code" and "attnlab.exercises" in "".join(c["source"]) for c in nb["cells"])
+            text = (out / lang / f"{stem}.html").read_text(encoding="utf-8")
+            marked = text.count('class="badge-exercise"')
+            assert marked >= calls > 0, f"{lang}/{stem}: {marked} marked, {calls} checker calls"
+
+
+def test_glossary_rows_read_every_d2l_shape():
+    """The d2l terms may come as entry fields or as a separate table; all end in the same row."""
+    fake = type(sys)("fake_glossary")
+    fake.GLOSSARY = {"key": {"en": "key", "vi": "khóa", "zh": "键", "d2l_zh": "键"},
+                     "mask": {"en": "mask", "vi": "mặt nạ", "zh": "掩码", "d2l": {"vi": "mặt nạ"}},
+                     "head": {"en": "head", "vi": "đầu", "zh": "头"}}
+    fake.AVOID = {"vi": {"phím": "key"}, "zh": {"遮罩": "mask"}}
+    fake.D2L = {"head": {"zh": "头"}}
+    rows, langs = build.glossary_rows(fake)
+    assert langs == ["vi", "zh"]
+    assert [r[3] for r in rows] == [{"zh": "键"}, {"vi": "mặt nạ"}, {"zh": "头"}]
+    assert rows[0][2] == {"vi": ["phím"], "zh": []} and rows[1][2] == {"vi": [], "zh": ["遮罩"]}
+
+
+def test_fold_matches_the_javascript_rule():
+    assert build.fold("Mã hóa VỊ TRÍ, Đầu đa") == "ma hoa vi tri, dau da"
+    assert build.fold("位置编码") == "位置编码"
+
+
+# ----------------------------------------------------------------------------- browser
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    out, _ = site
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(server):
+    if NO_BROWSER:
+        pytest.skip(NO_BROWSER)
+    outside: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+
+        def guard(route):
+            host = urllib.parse.urlsplit(route.request.url).hostname
+            if host != "127.0.0.1":
+                outside.append(route.request.url)
+                route.abort()
+            else:
+                route.continue_()
+
+        context.route("**/*", guard)
+        context.outside = outside
+        yield context
+        context.close()
+        browser.close()
+
+
+@pytest.fixture
+def page(browser_context):
+    page = browser_context.new_page()
+    page.errors = []
+    page.on("console", lambda msg: page.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda err: page.errors.append(f"page error: {err}"))
+    page.on("requestfailed", lambda req: page.errors.append(f"request failed: {req.url}"))
+    page.on("response", lambda resp: page.errors.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
+    yield page
+    page.close()
+    assert browser_context.outside == [], f"requests to other hosts: {browser_context.outside}"
+
+
+IMAGES_OK = """() => Promise.all([...document.images].map(img => {
+    img.loading = 'eager';
+    return img.decode().then(() => img.naturalWidth > 0 ? null : img.src, () => img.src);
+})).then(bad => bad.filter(x => x))"""
+
+VISIBLE_TEXT = """() => {
+    const body = document.body.cloneNode(true);
+    body.querySelectorAll('pre, code, math, script, style').forEach(e => e.remove());
+    return body.textContent;
+}"""
+
+MATH_RENDERED = """() => [...document.querySelectorAll('math')].filter(m => {
+    const d = getComputedStyle(m).display, r = m.getBoundingClientRect();
+    return !(d.includes('math') && r.width > 0 && r.height > 0);
+}).length"""
+
+
+@needs_browser
+def test_every_page_loads_clean(site, server, page):
+    out, _ = site
+    pages = html_pages(out)
+    checked_links: dict[str, bool] = {}
+    ids_of: dict[str, set] = {}
+    problems = []
+    for rel in pages:
+        page.errors.clear()
+        page.goto(server + rel, wait_until="load")
+        problems += [f"{rel}: {e}" for e in page.errors]
+        problems += [f"{rel}: broken image {src}" for src in page.evaluate(IMAGES_OK)]
+        ids_of[rel] = set(page.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)"))
+        text = page.evaluate(VISIBLE_TEXT)
+        raw = re.findall(r"\$[^$\s][^$]{0,80}\$|\\(?:frac|sqrt|text|mathrm|begin)\b", text)
+        problems += [f"{rel}: raw LaTeX {r!r}" for r in raw]
+        if page.evaluate(MATH_RENDERED):
+            problems.append(f"{rel}: {page.evaluate(MATH_RENDERED)} formulas not laid out as MathML")
+        for href in page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)"):
+            if not href.startswith(server):
+                assert href.startswith(("https://", "mailto:")), f"{rel}: odd link {href}"
+                continue
+            target = href[len(server):].split("#")[0].split("?")[0] or "index.html"
+            if target not in checked_links:
+                resp = page.request.get(server + target)
+                checked_links[target] = resp.ok
+            if not checked_links[target]:
+                problems.append(f"{rel}: broken link {href}")
+    # fragments, once every page's ids are known
+    for rel in pages:
+        for href in re.findall(r'href="((?:[^"#:]*\.html)?)#([^"]+)"', (out / rel).read_text(encoding="utf-8")):
+            target = urllib.parse.urljoin("/" + rel, href[0]).lstrip("/") if href[0] else rel
+            if urllib.parse.unquote(html.unescape(href[1])) not in ids_of.get(target, set()):
+                problems.append(f"{rel}: missing anchor {target}#{href[1]}")
+    # every search result's link, too
+    index = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
+    docs = json.loads(re.search(r"window\.ATTN_SEARCH = (.*?);\n", index).group(1))
+    for doc in docs:
+        target, _, frag = doc["u"].partition("#")
+        if target not in ids_of or (frag and frag not in ids_of[target]):
+            problems.append(f"search index: broken link {doc['u']}")
+    assert problems == []
+    assert len(pages) >= 2 * len(lesson_stems("vi")) + 7
+
+
+@needs_browser
+def test_lessons_have_rendered_math(site, server, page):
+    for lang in ("vi", "zh"):
+        for stem in lesson_stems(lang):
+            nb = (ROOT / f"lessons_{lang}" / f"{stem}.ipynb").read_text(encoding="utf-8")
+            page.goto(server + f"{lang}/{stem}.html")
+            n = page.locator("math").count()
+            assert (n > 0) == ("$" in nb), f"{lang}/{stem}: {n} formulas"
+
+
+@needs_browser
+def test_language_switch_lands_on_the_same_lesson(server, page):
+    for lang, other, other_tag in (("vi", "zh", "zh-Hans"), ("zh", "vi", "vi")):
+        for stem in lesson_stems(lang):
+            page.goto(server + f"{lang}/{stem}.html")
+            assert page.evaluate("document.documentElement.lang") == {"vi": "vi", "zh": "zh-Hans"}[lang]
+            page.locator(".lesson-tools a.lang-button").click()
+            page.wait_for_load_state("load")
+            assert page.url == server + f"{other}/{stem}.html", (lang, stem)
+            assert page.evaluate("document.documentElement.lang") == other_tag
+            assert page.locator("main").get_attribute("data-lesson") == stem
+    assert page.errors == []
+
+
+@needs_browser
+def test_lesson_page_parts(server, page):
+    """Colab/Binder buttons from the repository setting, previous/next, exercises, copy buttons."""
+    course = build._load_module("course")
+    stems = lesson_stems("vi")
+    page.goto(server + f"vi/{stems[1]}.html")
+    assert page.locator("a.colab").first.get_attribute("href") == course.colab_url(f"lessons_vi/{stems[1]}.ipynb")
+    assert course.REPO in page.locator("a.binder").first.get_attribute("href")
+    assert page.locator(".pager a.prev").get_attribute("href") == f"{stems[0]}.html"
+    assert page.locator(".pager a.next").get_attribute("href") == f"{stems[2]}.html"
+    badge = page.locator(".cell.exercise .badge-exercise").first
+    assert badge.is_visible() and badge.inner_text() == "Bài tập"
+    assert page.locator(".copy-button").count() == page.locator(".code-wrap").count() > 0
+
+
+@needs_browser
+def test_copy_button_copies_the_code(browser_context, server, page):
+    browser_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
+    page.goto(server + f"zh/{lesson_stems('zh')[0]}.html")
+    wrap = page.locator(".cell.code:not(.setup) .code-wrap").first
+    code = wrap.locator("pre").inner_text()
+    wrap.locator(".copy-button").click()
+    page.wait_for_function("() => document.querySelector('.cell.code:not(.setup) .copy-button').textContent === '已复制'")
+    assert page.evaluate("navigator.clipboard.readText()") == code
+
+
+@needs_browser
+def test_chinese_uses_the_served_font(server, page):
+    page.goto(server + f"zh/{lesson_stems('zh')[0]}.html")
+    page.evaluate("document.fonts.ready")
+    faces = page.evaluate("""() => document.fonts.ready.then(fs => [...fs].map(f => [f.family.replace(/"/g, ''), f.status]))""")
+    assert [FONT_FAMILY, "loaded"] in faces, faces
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "main h1"})["nodeId"]
+    assert re.search(r"[\u4e00-\u9fff]", page.locator("main h1").inner_text())
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    used = [f for f in fonts if f["familyName"] == FONT_FAMILY and f.get("isCustomFont")]
+    assert used and used[0]["glyphCount"] > 0, fonts
+
+
+@needs_browser
+@pytest.mark.parametrize("lang, query, stem", [
+    ("vi", "mã hóa vị trí", "03_positional_encoding"),
+    ("vi", "ma hoa vi tri", "03_positional_encoding"),
+    ("vi", "MAT NA NHAN QUA", "04_attention_masks"),
+    ("zh", "位置编码", "03_positional_encoding"),
+    ("zh", "因果掩码", "04_attention_masks"),
+])
+def test_search_finds_the_lesson(server, page, lang, query, stem):
+    page.goto(server + f"{lang}/search.html?q=" + urllib.parse.quote(query))
+    first = page.locator("#search-results > li > a.result-page").first
+    first.wait_for()
+    assert first.get_attribute("href").endswith(f"{lang}/{stem}.html"), first.get_attribute("href")
+    page.locator("#search-results a.result-page").first.click()
+    page.wait_for_load_state("load")
+    assert page.url == server + f"{lang}/{stem}.html"
+
+
+@needs_browser
+def test_search_form_in_the_header(server, page):
+    page.goto(server + "vi/index.html")
+    page.locator("header #q").fill("chuan hoa tang")
+    page.locator("header .search-form button").click()
+    page.wait_for_load_state("load")
+    assert "search.html?q=chuan+hoa+tang" in page.url
+    first = page.locator("#search-results > li > a.result-page").first
+    first.wait_for()
+    assert first.get_attribute("href").endswith("vi/05_transformer_block.html")
+
+
+def axe_source() -> str:
+    spec = importlib.util.find_spec("axe_playwright_python")
+    if spec is None:
+        pytest.skip("axe-playwright-python (which ships axe-core) is not installed")
+    return (pathlib.Path(spec.origin).parent / "axe.min.js").read_text(encoding="utf-8")
+
+
+@needs_browser
+def test_accessibility_axe(site, server, page):
+    out, _ = site
+    source = axe_source()
+    bad = []
+    for rel in html_pages(out):
+        page.goto(server + rel)
+        page.add_script_tag(content=source)
+        result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+        for v in result["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                bad.append(f"{rel}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}")
+    assert bad == []

@@ -1,0 +1,54 @@
+// Copy buttons on every code cell (no external library).
+(function () {
+  "use strict";
+  var d = document.body.dataset;   // the words, in the page's language, from tools/website/ui.json
+  var w = { copy: d.copy || "Copy", copied: d.copied || "Copied", failed: d.copyFailed || "Copy failed",
+            label: d.copyLabel || "Copy this code" };
+
+  function fallbackCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    document.body.removeChild(area);
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy"));
+  }
+
+  function copy(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text).catch(function () { return fallbackCopy(text); });
+    }
+    return fallbackCopy(text);
+  }
+
+  document.querySelectorAll(".code-wrap").forEach(function (wrap) {
+    var pre = wrap.querySelector("pre");
+    if (!pre) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy-button";
+    button.textContent = w.copy;
+    button.setAttribute("aria-label", w.label);
+    button.addEventListener("click", function () {
+      copy(pre.innerText).then(function () { button.textContent = w.copied; },
+                                function () { button.textContent = w.failed; });
+      setTimeout(function () { button.textContent = w.copy; }, 2000);
+    });
+    wrap.appendChild(button);
+  });
+
+  // Scrollable blocks (wide outputs, formulas, tables) must be reachable by keyboard.
+  function markScrollable() {
+    document.querySelectorAll("pre, .math-display, .table-wrap").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) el.setAttribute("tabindex", "0");
+      else if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
+    });
+  }
+  markScrollable();
+  window.addEventListener("resize", markScrollable);
+})();
