@@ -506,47 +506,19 @@ def build_explorer(site: Site, env: jinja2.Environment) -> None:
 
 def glossary_rows(glossary) -> tuple[list, list]:
     """[(concept, {en, vi, zh}, {vi: [avoid...], zh: [...]}, {vi: d2l, zh: d2l})], d2l languages present."""
-    terms = getattr(glossary, "GLOSSARY")
-    avoid = getattr(glossary, "AVOID", {}) or {}
-    d2l_tables = [getattr(glossary, n) for n in dir(glossary) if "D2L" in n.upper() and isinstance(getattr(glossary, n), dict)]
-    rows, d2l_langs = [], set()
-    for concept, entry in terms.items():
+    avoid = glossary.AVOID
+    d2l_table = getattr(glossary, "D2L", {})  # {lang: {concept: d2l term}} where d2l differs
+    rows = []
+    for concept, entry in glossary.GLOSSARY.items():
         avoid_of = {lang: sorted(w for w, c in avoid.get(lang, {}).items() if c == concept) for lang in LANGS}
-        d2l = {}
-        for lang in LANGS:
-            value = entry.get(f"d2l_{lang}")
-            if not value and isinstance(entry.get("d2l"), dict):
-                value = entry["d2l"].get(lang)
-            for table in d2l_tables:          # {concept: {lang: term}} or {lang: {concept: term}}
-                if value:
-                    break
-                sub = table.get(concept)
-                if sub is None and isinstance(table.get(lang), dict):
-                    sub = table[lang].get(concept)
-                value = sub.get(lang) if isinstance(sub, dict) else sub
-            if value:
-                d2l[lang] = value if isinstance(value, str) else ", ".join(value)
-                d2l_langs.add(lang)
+        d2l = {lang: d2l_table[lang][concept] for lang in LANGS if concept in d2l_table.get(lang, {})}
         rows.append((concept, entry, avoid_of, d2l))
-    return rows, [l for l in LANGS if l in d2l_langs]
+    return rows, [lang for lang in LANGS if d2l_table.get(lang)]
 
 
 def load_glossary():
-    """attnlab.glossary (GLOSSARY, AVOID, any D2L table); its data file if the module cannot load alone."""
-    try:
-        return _load_module("glossary")
-    except Exception:
-        for path in (ROOT / "shared" / "attnlab" / "data" / "glossary.json",):
-            if path.exists():
-                data = json.loads(path.read_text(encoding="utf-8"))
-                module = type(sys)("glossary_data")
-                module.GLOSSARY = data.get("GLOSSARY") or data.get("terms") or data.get("glossary") or data
-                module.AVOID = data.get("AVOID") or data.get("avoid") or {}
-                for key in data:
-                    if "d2l" in key.lower():
-                        setattr(module, key.upper(), data[key])
-                return module
-        raise
+    """attnlab.glossary (GLOSSARY, AVOID, D2L), loaded from its file without importing torch."""
+    return _load_module("glossary")
 
 
 def build_glossary(site: Site, env: jinja2.Environment) -> None:
