@@ -563,6 +563,32 @@ def uniform_mass(lang: str, numbers: Sequence[int] | None = None) -> float:
     return sum(per_word) / len(per_word)
 
 
+# Words whose form needs a source digit besides their aligned one (numwords' context_digits).
+CONTEXT_WORDS = {"vi": ("mốt", "tư", "lăm", "linh"), "zh": ("零",)}
+
+
+def context_mass(model: Translator, numbers: Sequence[int] | None = None) -> tuple[torch.Tensor, int]:
+    """For the words of ``CONTEXT_WORDS[lang]`` (mốt, linh, 零, …): the average cross-attention weight
+    that the query predicting the word puts on the OTHER digits that decide its form (not its aligned
+    digit), per (layer, head); and how many such words the numbers contain (held-out by default)."""
+    numbers = heldout() if numbers is None else list(numbers)
+    src, tgt = encode(numbers, model.lang)
+    R = torch.zeros(len(numbers), tgt.shape[1] - 1, src.shape[1])
+    count = 0
+    for b, n in enumerate(numbers):
+        w = numwords.words(int(n), model.lang)
+        for j, (word, a, ctx) in enumerate(zip(w.tokens, w.align, w.context_digits)):
+            if word in CONTEXT_WORDS[model.lang]:
+                count += 1
+                for c in ctx:
+                    if c != a:
+                        R[b, j, c] = 1.0
+    weights = cross_attention(model, numbers)
+    rows = R.amax(-1)[:, None]                                                  # (B, 1, T): the words counted
+    mass = torch.stack([(w * R[:, None]).sum(-1).mul(rows).sum(dim=(0, 2)) / max(count, 1) for w in weights])
+    return mass, count
+
+
 class HeadScore(NamedTuple):
     layer: int      # 1-based
     head: int       # 1-based
