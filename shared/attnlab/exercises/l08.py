@@ -85,12 +85,12 @@ def evaluate_cache_step(fn, model=None):
         o, k, v = fn(q, kc, vc, kn, vn)
         return o, None, k, v
 
-    src = tr.encode_source(CACHE_NUMBERS)
+    src = tr.encode_source(CACHE_NUMBERS).to(next(model.parameters()).device)
     ref = tr.generate(model, src, use_cache=False)
     with torch.no_grad():
         memory, _ = model.encode(src)
         cache = tr.KVCache.start(model, memory, src)
-        fed = torch.full((len(CACHE_NUMBERS),), tr.BOS)
+        fed = torch.full((len(CACHE_NUMBERS),), tr.BOS, device=src.device)
         logits = []
         for _ in range(ref.logits.shape[1]):
             step = tr.cached_step(model, fed, cache, attend=attend)
@@ -145,7 +145,7 @@ SEVEN = 1234567
 
 def seven_digit_words(model) -> list[str]:
     """What the model writes for 1 234 567, fed as digit ids (``translate`` refuses it)."""
-    src = torch.tensor([[int(d) + 1 for d in str(SEVEN)]])
+    src = torch.tensor([[int(d) + 1 for d in str(SEVEN)]], device=next(model.parameters()).device)
     gen = tr.generate(model, src, use_cache=True)
     return tr.decode_ids(gen.tokens[0], model.lang)
 
