@@ -36,6 +36,7 @@ import contextlib
 import dataclasses
 import functools
 import math
+import operator
 import pathlib
 from typing import NamedTuple, Sequence
 
@@ -137,11 +138,12 @@ def encode_source(numbers: Sequence[int]) -> torch.Tensor:
 
 
 def _check_number(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
-        if isinstance(n, torch.Tensor) and n.dim() == 0 and not n.is_floating_point():
-            n = int(n)
-        else:
-            raise TypeError(f"numbers must be ints, got {type(n).__name__}")
+    if isinstance(n, bool) or (isinstance(n, torch.Tensor) and (n.dim() or n.is_floating_point())):
+        raise TypeError(f"numbers must be ints, got {type(n).__name__}")
+    try:
+        n = operator.index(n)           # int, numpy/torch integer scalars
+    except TypeError:
+        raise TypeError(f"numbers must be ints, got {type(n).__name__}") from None
     if not 0 <= n <= numwords.MAX_NUMBER:
         raise ValueError(f"the model reads numbers 0..{numwords.MAX_NUMBER}, got {n}")
     return n
