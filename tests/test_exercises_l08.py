@@ -24,11 +24,20 @@ def todo(*args):
     return None
 
 
-def assert_hint(check, evaluate, key, capsys):
-    ok, got_key, fields = evaluate()
+def assert_hint(check, diagnose, key, capsys):
+    """``diagnose()`` picks the hint ``key``; ``check()`` prints exactly that hint and returns None;
+    its ``evaluate`` twin says wrong with the same line."""
+    ok, got_key, fields = diagnose()
     assert (ok, got_key) == (False, key)
-    assert check() is False
-    assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
+    line = t("ex.wrong", "en", detail=t(key, "en", **fields))
+    assert check() is None
+    assert capsys.readouterr().out == line + "\n"
+
+
+def verdict(check, *args):
+    """What ``check(*args)`` tells the student, as (ok, text), without printing."""
+    feedback = check.evaluate(*args)
+    return feedback.ok, feedback.text
 
 
 # ---------------------------------------------------------------------------------- cache step
@@ -60,52 +69,62 @@ CACHE_MISTAKES = [
 
 
 def test_cache_step_accepts_solution(model, capsys):
-    assert l08.evaluate_cache_step(solutions.attend_step, model) == (True, "l08.ok.cache", {"count": 8})
-    assert l08.check_cache_step(solutions.attend_step, model) is True
-    assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l08.ok.cache", "en", count=8)) + "\n"
+    assert l08._diagnose_cache_step(solutions.attend_step, model) == (True, "l08.ok.cache", {"count": 8})
+    line = t("ex.correct", "en", detail=t("l08.ok.cache", "en", count=8))
+    assert verdict(l08.check_cache_step, solutions.attend_step, model) == (True, line)
+    assert l08.check_cache_step(solutions.attend_step, model) is None
+    assert capsys.readouterr().out == line + "\n"
 
 
 def test_cache_step_accepts_the_package_step(model):
-    assert l08.check_cache_step(lambda *a: (lambda o, w, k, v: (o, k, v))(*tr.attend_step(*a)), model) is True
+    assert verdict(l08.check_cache_step, lambda *a: (lambda o, w, k, v: (o, k, v))(*tr.attend_step(*a)), model)[0] is True
 
 
 @pytest.mark.parametrize("fn, key", CACHE_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(CACHE_MISTAKES)])
 def test_cache_step_rejects_mistake(model, fn, key, capsys):
-    assert_hint(lambda: l08.check_cache_step(fn, model), lambda: l08.evaluate_cache_step(fn, model), key, capsys)
+    assert_hint(lambda: l08.check_cache_step(fn, model), lambda: l08._diagnose_cache_step(fn, model), key, capsys)
 
 
 def test_cache_step_not_done(model, capsys):
+    assert verdict(l08.check_cache_step, todo, model) == (None, t("ex.not_done", "en", name="my_attend_step"))
     assert l08.check_cache_step(todo, model) is None
-    assert "my_attend_step" in capsys.readouterr().out
+    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_attend_step") + "\n"
+
+
+def test_cache_step_reports_an_error(model):
+    ok, text = verdict(l08.check_cache_step, lambda *a: 1 / 0, model)
+    assert ok is False and "ZeroDivisionError" in text
 
 
 # ---------------------------------------------------------------------------------- aligned head
 def test_aligned_head(model, capsys):
     best = solutions.aligned_head(model)
-    ok, key, fields = l08.evaluate_aligned_head(model, best)
+    ok, key, fields = l08._diagnose_aligned_head(model, best)
     assert (ok, key) == (True, "l08.ok.head")
     mass = tr.alignment_mass(model)
     weak = divmod(int(mass.argmin()), mass.shape[1])
     weak = (weak[0] + 1, weak[1] + 1)
-    assert_hint(lambda: l08.check_aligned_head(model, weak), lambda: l08.evaluate_aligned_head(model, weak),
+    assert_hint(lambda: l08.check_aligned_head(model, weak), lambda: l08._diagnose_aligned_head(model, weak),
                 "l08.hint.head_weak", capsys)
     for answer, key in [((0, 1), "l08.hint.head_zero"), ((3, 1), "l08.hint.head_range"), ((1, 5), "l08.hint.head_range"),
                         ("2, 1", "l08.hint.head_format"), ((1.0, 2), "l08.hint.head_format"), ((2,), "l08.hint.head_format")]:
-        assert_hint(lambda: l08.check_aligned_head(model, answer), lambda: l08.evaluate_aligned_head(model, answer),
+        assert_hint(lambda: l08.check_aligned_head(model, answer), lambda: l08._diagnose_aligned_head(model, answer),
                     key, capsys)
-    assert l08.check_aligned_head(model, None) is None
+    assert verdict(l08.check_aligned_head, model, best)[0] is True
+    assert verdict(l08.check_aligned_head, model, None)[0] is None
 
 
 # ---------------------------------------------------------------------------------- seven digits
 def test_seven_digits(model, capsys):
-    ok, key, fields = l08.evaluate_seven_digits(model, solutions.SEVEN_DIGITS)
+    ok, key, fields = l08._diagnose_seven_digits(model, solutions.SEVEN_DIGITS)
     assert (ok, key) == (True, "l08.ok.seven")
     assert fields["words"] == " ".join(l08.seven_digit_words(model)) and fields["words"]
     for answer, key in [("A", "l08.hint.seven_right"), ("c", "l08.hint.seven_error"), ("D", "l08.hint.seven_format"),
                         (2, "l08.hint.seven_format")]:
-        assert_hint(lambda: l08.check_seven_digits(model, answer), lambda: l08.evaluate_seven_digits(model, answer),
+        assert_hint(lambda: l08.check_seven_digits(model, answer), lambda: l08._diagnose_seven_digits(model, answer),
                     key, capsys)
-    assert l08.check_seven_digits(model, None) is None
+    assert verdict(l08.check_seven_digits, model, "b")[0] is True
+    assert verdict(l08.check_seven_digits, model, None)[0] is None
 
 
 def test_seven_digits_is_really_wrong():

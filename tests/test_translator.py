@@ -231,3 +231,13 @@ def test_retraining_reaches_the_stated_accuracy_and_alignment(lang):
     assert len(history) == tr.STEPS and sum(history[-50:]) / 50 < 0.05
     assert tr.accuracy(m) >= tr.ACCURACY_THRESHOLD
     assert tr.aligned_head(m).mass >= tr.ALIGNMENT_THRESHOLD
+
+
+def test_context_mass_counts_the_irregular_words(pretrained):
+    m = pretrained
+    numbers = [21, 105, 1005, 24005, 1021]
+    mass, count = tr.context_mass(m, numbers)
+    expected = sum(w in tr.CONTEXT_WORDS[m.lang] for n in numbers for w in numwords.words(n, m.lang).tokens)
+    assert count == expected > 0
+    assert mass.shape == (m.config.dec_layers, m.config.num_heads)
+    assert ((mass >= 0) & (mass <= 1 + 1e-6)).all()

@@ -9,9 +9,10 @@
 - ``check_seven_digits(model, answer)``: ``answer`` is "A", "B" or "C" (what happens to a 7-digit
   number); on a right answer it shows what the model writes.
 
-``evaluate_*`` return ``(ok, message key, fields)`` without printing (for the tests); the
-``check_*`` functions print the verdict with a hint for the first typical mistake and return
-True/False, or None while the TODO is untouched.
+Each exercise has ``_diagnose_x(...) -> (ok, message key, fields)`` (which hint was chosen, for the
+tests), ``evaluate_x(...) -> Feedback`` (the verdict and the line the student reads, printed
+nowhere: ``ok`` is True, False, or None while the TODO is untouched) and ``check_x(...)``, what
+the notebook calls: it prints that line and returns None (``check_x.evaluate`` is ``evaluate_x``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,17 @@ import torch
 from .. import translator as tr
 from ..attention import scaled_dot_product_attention
 from ..i18n import num, t
-from ._common import NotDone, call_student, run_check
+from ._common import NotDone, call_student
+
+try:                                    # the shared verdict type, where the package has it
+    from ._common import Feedback
+except ImportError:                     # pragma: no cover - older _common
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Feedback:
+        ok: bool | None
+        text: str
 
 CACHE_NUMBERS = [7, 21, 105, 1005, 10010, 99999, 24005, 31415]
 
@@ -40,7 +51,7 @@ def _is_tensor(x) -> bool:
     return isinstance(x, torch.Tensor)
 
 
-def evaluate_cache_step(fn, model=None):
+def _diagnose_cache_step(fn, model=None):
     q, kc, vc, kn, vn = _probe()
     try:
         result = call_student(fn, q.clone(), kc.clone(), vc.clone(), kn.clone(), vn.clone())
@@ -107,16 +118,13 @@ def evaluate_cache_step(fn, model=None):
     return True, "l08.ok.cache", {"count": len(CACHE_NUMBERS)}
 
 
-def check_cache_step(fn, model=None, lang: str | None = None):
+def evaluate_cache_step(fn, model=None, lang: str | None = None) -> Feedback:
     """One decoding step of self-attention with a KV cache; see the module docstring."""
-    def check():
-        ok, key, fields = evaluate_cache_step(fn, model)
-        return ok, t(key, lang, **fields)
-    return run_check("l08.ex.cache", check, lang)
+    return _evaluate("l08.ex.cache", lambda: _diagnose_cache_step(fn, model), lang)
 
 
 # ---------------------------------------------------------------------------------- aligned head
-def evaluate_aligned_head(model, answer, mass=None):
+def _diagnose_aligned_head(model, answer, mass=None):
     if answer is None or answer is Ellipsis:
         raise NotDone
     c = model.config
@@ -136,12 +144,9 @@ def evaluate_aligned_head(model, answer, mass=None):
     return True, "l08.ok.head", fields
 
 
-def check_aligned_head(model, answer, lang: str | None = None):
+def evaluate_aligned_head(model, answer, lang: str | None = None) -> Feedback:
     """``answer = (layer, head)`` of the decoder, counted from 1."""
-    def check():
-        ok, key, fields = evaluate_aligned_head(model, answer)
-        return ok, t(key, lang, **fields)
-    return run_check("l08.ex.head", check, lang)
+    return _evaluate("l08.ex.head", lambda: _diagnose_aligned_head(model, answer), lang)
 
 
 # ---------------------------------------------------------------------------------- seven digits
@@ -155,7 +160,7 @@ def seven_digit_words(model) -> list[str]:
     return tr.decode_ids(gen.tokens[0], model.lang)
 
 
-def evaluate_seven_digits(model, answer):
+def _diagnose_seven_digits(model, answer):
     if answer is None or answer is Ellipsis:
         raise NotDone
     if not isinstance(answer, str) or answer.strip().upper() not in ("A", "B", "C"):
@@ -169,9 +174,34 @@ def evaluate_seven_digits(model, answer):
     return True, "l08.ok.seven", {"number": num(SEVEN), "words": words}
 
 
-def check_seven_digits(model, answer, lang: str | None = None):
+def evaluate_seven_digits(model, answer, lang: str | None = None) -> Feedback:
     """``answer`` in "A", "B", "C"; see the lesson."""
-    def check():
-        ok, key, fields = evaluate_seven_digits(model, answer)
-        return ok, t(key, lang, **fields)
-    return run_check("l08.ex.seven", check, lang)
+    return _evaluate("l08.ex.seven", lambda: _diagnose_seven_digits(model, answer), lang)
+
+
+# ---------------------------------------------------------------------------------- verdicts
+def _evaluate(name: str, diagnose, lang: str | None) -> Feedback:
+    """Word the verdict of ``diagnose() -> (ok, key, fields)``; not done / the student's error too."""
+    try:
+        ok, key, fields = diagnose()
+    except (NotDone, NotImplementedError):
+        return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))
+    except Exception as e:              # the student's code failed: say so briefly, no traceback
+        message = str(e).splitlines()[0] if str(e) else ""
+        return Feedback(False, t("ex.error", lang, error=type(e).__name__, message=message))
+    return Feedback(bool(ok), t("ex.correct" if ok else "ex.wrong", lang, detail=t(key, lang, **fields)))
+
+
+def _printing(evaluate_fn):
+    def check(*args, **kwargs) -> None:
+        print(evaluate_fn(*args, **kwargs).text)
+
+    check.__name__ = check.__qualname__ = evaluate_fn.__name__.replace("evaluate_", "check_", 1)
+    check.__doc__ = evaluate_fn.__doc__
+    check.evaluate = evaluate_fn
+    return check
+
+
+check_cache_step = _printing(evaluate_cache_step)
+check_aligned_head = _printing(evaluate_aligned_head)
+check_seven_digits = _printing(evaluate_seven_digits)
