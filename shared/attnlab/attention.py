@@ -89,12 +89,14 @@ def attend(q, k, v, mask=None, dropout_p: float = 0.0, scale: float | None = Non
         if wide:                                   # float32 scores: no overflow, one rounding at the end
             q, k, v = q.float(), k.float(), v.float()
         scores = torch.matmul(q * scale, k.transpose(-2, -1))         # (B, H, T, S)
+        grad = scores.requires_grad                                   # in place only outside autograd
         if mask is not None:
-            empty = ~mask.any(-1, keepdim=True)                       # (.., T, 1): queries that see no key
-            scores.masked_fill_(~(mask | empty), float("-inf"))       # empty rows left open: no NaN
+            seen = mask.any(-1, keepdim=True)                         # (.., T, 1): False = sees no key
+            blocked = mask < seen                                     # an empty row stays open: no NaN
+            scores = scores.masked_fill(blocked, -math.inf) if grad else scores.masked_fill_(blocked, -math.inf)
         weights = torch.softmax(scores, dim=-1)
-        if mask is not None:                                          # ... and zeroed here
-            weights = weights.masked_fill(empty, 0.0) if weights.requires_grad else weights.masked_fill_(empty, 0.0)
+        if mask is not None:                                          # ... and is zeroed here
+            weights = torch.where(seen, weights, 0.0) if grad else weights.masked_fill_(~seen, 0.0)
         attn = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
         out = torch.matmul(attn, v)                                   # (B, H, T, Dv)
     return out.to(out_dtype), weights.to(out_dtype)

@@ -71,11 +71,11 @@ class MultiHeadAttention(nn.Module):
         zero gradients, and no host-device sync."""
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
-        empty = ~mask.any(-1, keepdim=True)                               # (.., T, 1)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | empty, dropout_p=p)
+        seen = mask.any(-1, keepdim=True)                                 # (.., T, 1): False = sees no key
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask >= seen, dropout_p=p)  # mask | ~seen
         if out.requires_grad:
-            return torch.where(empty, 0.0, out)                           # (B, H, T, d_k)
-        return out.masked_fill_(empty, 0.0)
+            return torch.where(seen, out, 0.0)                            # (B, H, T, d_k)
+        return out.masked_fill_(~seen, 0.0)
 
     def _check(self, query, key, value):
         for name, t in (("query", query), ("key", key), ("value", value)):
