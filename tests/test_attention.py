@@ -101,6 +101,15 @@ def test_autocast_bfloat16():
     assert (out.float() - ref).abs().max() <= 2 * (theirs.float() - ref).abs().max()
 
 
+def test_autocast_leaves_float64_alone():
+    q, k, v = qkv(dtype=torch.float64)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5))
+    assert out.dtype == theirs.dtype == torch.float64
+    torch.testing.assert_close(out, theirs)
+
+
 def test_dropout_p_in_training_only_and_weights_before_dropout():
     q, k, v = qkv()
     _, w_plain = scaled_dot_product_attention(q, k, v)

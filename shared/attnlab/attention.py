@@ -82,7 +82,7 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
 def attend(q, k, v, mask=None, dropout_p: float = 0.0, scale: float | None = None):
     """The computation of ``scaled_dot_product_attention``, without the checks."""
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    cast = autocast_dtype(q.device)
+    cast = autocast_dtype(q.device) if q.dtype != torch.float64 else None   # autocast leaves float64 alone
     out_dtype = cast or v.dtype
     wide = cast is not None or q.dtype in LOW_PRECISION
     with torch.autocast(q.device.type, enabled=False) if wide else contextlib.nullcontext():
