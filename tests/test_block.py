@@ -91,3 +91,18 @@ def test_dropout_is_active_in_training_only():
     c, _ = block(x)
     d, _ = block(x)
     assert torch.equal(c, d)
+
+
+def test_blocks_refuse_masks_that_broadcasting_would_misread():
+    # (B, S) padding mask with B == T: right-aligned broadcasting would read it as (T, S).
+    block, decoder = TransformerBlock(D, H, FF), DecoderBlock(D, H, FF)
+    x = torch.randn(4, 4, D)
+    ids = torch.tensor([[1, 2, 0, 0], [1, 2, 3, 0], [1, 0, 0, 0], [1, 2, 3, 4]])
+    for need_weights in (False, True):
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4\).*padding_mask\(token_ids\)"):
+            block(x, mask=ids != 0, need_weights=need_weights)
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4\).*padding_mask\(token_ids\)"):
+            decoder(x, x, memory_mask=ids != 0, need_weights=need_weights)
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4, 4\).*mask\[:, None\]"):
+            decoder(x, x, self_mask=causal_mask(4)[0].expand(4, 4, 4), need_weights=need_weights)
+        block(x, mask=padding_mask(ids), need_weights=need_weights)          # the right shape is taken
