@@ -1,6 +1,6 @@
 """Multi-head attention on the CPU: attnlab against torch, as ratios measured in one run.
 
-    python benchmarks/bench_attention.py [--rounds 7] [--threads 1]
+    python benchmarks/bench_attention.py [--rounds 6] [--threads 1]
 
 Two sizes: B=8, T=512, D=512, 8 heads, causal (training size), and 1 x 12 tokens, D=64, 8 heads
 (the explorer's size, where per-call overhead dominates). For each, forward (no_grad) and
@@ -10,8 +10,12 @@ forward+backward, each variant is compared with the torch program that does the 
     attnlab weights path (need_weights=True) vs  the same projections + matmul, masked_fill, softmax, matmul
     attnlab, both paths                      vs  nn.MultiheadAttention (need_weights False / True per head)
 
-Rounds are interleaved (A B C ... A B C ...) so that a slow phase of the machine hits every
-variant alike; a round times `inner` calls of a variant, and the figure is the median over rounds.
+In the forward (no_grad, eval) runs nn.MultiheadAttention takes its fused C++ inference kernel
+(torch._native_multi_head_attention); with gradients it runs its Python path, like attnlab.
+
+Rounds are interleaved (A B C ..., then B C ... A, ...: the order rotates) so that a slow phase
+of the machine hits every variant alike; a round times `inner` calls of a variant, and the figure
+is the median over rounds.
 """
 from __future__ import annotations
 
@@ -81,8 +85,10 @@ def measure(fns: dict, backward: bool, rounds: int, inner: int) -> dict:
     for fn in fns.values():                                 # warm-up
         call(fn)
     times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:   # rotate: no variant always first
+            fn = fns[name]
             start = time.perf_counter()
             for _ in range(inner):
                 call(fn)
@@ -92,7 +98,7 @@ def measure(fns: dict, backward: bool, rounds: int, inner: int) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -110,7 +116,7 @@ def main() -> None:
                 torch.testing.assert_close(out, outs[0], atol=1e-4, rtol=1e-4)
         for backward in (False, True):
             med = measure(fns, backward, args.rounds, inner)
-            what = "forward+backward" if backward else "forward"
+            what = "forward+backward" if backward else "forward (no_grad, eval)"
             print(f"\nB={B} T={T} D={D} heads={H}, causal, {what}")
             for name, ms in med.items():
                 print(f"  {name:42s} {ms:9.3f}")

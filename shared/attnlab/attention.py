@@ -96,7 +96,9 @@ def attend(q, k, v, mask=None, dropout_p: float = 0.0, scale: float | None = Non
             scores = scores.masked_fill(blocked, -math.inf) if grad else scores.masked_fill_(blocked, -math.inf)
         weights = torch.softmax(scores, dim=-1)
         if mask is not None:                                          # ... and is zeroed here
-            weights = torch.where(seen, weights, 0.0) if grad else weights.masked_fill_(~seen, 0.0)
+            weights = weights * seen if grad else weights.mul_(seen)
         attn = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
         out = torch.matmul(attn, v)                                   # (B, H, T, Dv)
-    return out.to(out_dtype), weights.to(out_dtype)
+    if out.dtype != out_dtype:
+        out, weights = out.to(out_dtype), weights.to(out_dtype)
+    return out, weights

@@ -19,8 +19,10 @@ class MultiHeadAttention(nn.Module):
     fast path through ``F.scaled_dot_product_attention`` and returns ``(out, None)``.
 
     ``mask`` (bool, True = may attend) is 4-D, broadcastable to (B, H, T, S) with each dimension
-    equal or 1 (``padding_mask``: (B, 1, 1, S), ``causal_mask``: (1, 1, T, S)), or 2-D (T, S).
-    Both paths accept the same masks and give zeros for a query that may attend to no key.
+    equal or 1 (``padding_mask``: (B, 1, 1, S), ``causal_mask``: (1, 1, T, S)), or 2-D (T, S)
+    shared by every sequence and head (refused when B == T > 1: it could be a (B, S) padding mask).
+    Anything else is refused rather than broadcast onto the wrong axes. Both paths accept the
+    same masks and give zeros for a query that may attend to no key.
     Dropout on the weights (``dropout``) is active in training mode only.
     """
 
@@ -73,15 +75,19 @@ class MultiHeadAttention(nn.Module):
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
         seen = mask.any(-1, keepdim=True)                                 # (.., T, 1): False = sees no key
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask >= seen, dropout_p=p)  # mask | ~seen
-        if out.requires_grad:
-            return torch.where(seen, out, 0.0)                            # (B, H, T, d_k)
-        return out.masked_fill_(~seen, 0.0)
+        return out * seen if out.requires_grad else out.mul_(seen)        # (B, H, T, d_k)
 
     def _check(self, query, key, value):
-        for name, t in (("query", query), ("key", key), ("value", value)):
+        distinct = {"query": query}                                       # self-attention: checked once
+        if key is not query:
+            distinct["key"] = key
+        if value is not query and value is not key:
+            distinct["value"] = value
+        for name, t in distinct.items():
             check_tensor(name, t, ndim=3)
             check_float(name, t)
-        check_same(query=query, key=key, value=value)
+        if len(distinct) > 1:
+            check_same(**distinct)
         if query.shape[-1] != self.d_model or key.shape[-1] != self.d_model or value.shape[-1] != self.d_model:
             raise ValueError(f"query, key and value must end in d_model={self.d_model}, got "
                              f"{shape(query)}, {shape(key)}, {shape(value)}")
