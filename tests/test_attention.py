@@ -76,23 +76,78 @@ def test_half_precision(dtype):
     assert torch.isfinite(out).all()
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_large_scores_as_accurate_as_torch(dtype):
+    # The issue's case: d_k = 128, entries around 25. Scores formed in half precision before
+    # scaling overflowed float16 (NaN) and lost bfloat16's few digits (error 2.59 vs torch 0.010).
+    g = torch.Generator().manual_seed(0)
+    q, k, v = ((25 * torch.randn(2, 4, 16, 128, generator=g)).to(dtype) for _ in range(3))
+    ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    ours, _ = scaled_dot_product_attention(q, k, v)
+    theirs = F.scaled_dot_product_attention(q, k, v)
+    assert torch.isfinite(ours).all()
+    err_ours, err_torch = ((t.double() - ref).abs().max().item() for t in (ours, theirs))
+    assert err_ours <= 2 * err_torch + torch.finfo(dtype).eps * ref.abs().max().item(), (err_ours, err_torch)
+
+
 def test_autocast_bfloat16():
     q, k, v = qkv()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5))
+    assert out.dtype == w.dtype == theirs.dtype == torch.bfloat16      # as torch does under autocast
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5))
     assert torch.isfinite(out).all()
-    torch.testing.assert_close(out.float(), ref, atol=5e-2, rtol=5e-2)
+    assert (out.float() - ref).abs().max() <= 2 * (theirs.float() - ref).abs().max()
 
 
-def test_dropout_acts_on_output_not_on_returned_weights():
+def test_autocast_leaves_float64_alone():
+    q, k, v = qkv(dtype=torch.float64)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(5))
+    assert out.dtype == theirs.dtype == torch.float64
+    torch.testing.assert_close(out, theirs)
+
+
+def test_dropout_p_in_training_only_and_weights_before_dropout():
     q, k, v = qkv()
-    drop = torch.nn.Dropout(0.5).train()
-    torch.manual_seed(0)
-    out, w = scaled_dot_product_attention(q, k, v, dropout=drop)
     _, w_plain = scaled_dot_product_attention(q, k, v)
+    torch.manual_seed(0)
+    out, w = scaled_dot_product_attention(q, k, v, dropout_p=0.5)          # training=True, as F.dropout
     torch.testing.assert_close(w, w_plain)                                # weights before dropout
-    assert not torch.allclose(out, w_plain @ v)                           # output used dropped weights
-    drop.eval()
-    out_eval, _ = scaled_dot_product_attention(q, k, v, dropout=drop)
+    torch.manual_seed(0)
+    dropped = torch.nn.functional.dropout(w_plain, 0.5)
+    torch.testing.assert_close(out, dropped @ v)                           # output used the dropped weights
+    out_eval, _ = scaled_dot_product_attention(q, k, v, dropout_p=0.5, training=False)
     torch.testing.assert_close(out_eval, w_plain @ v)
+
+
+@pytest.mark.parametrize("bad", [True, False])
+def test_dropout_bool_refused(bad):
+    # The old `dropout=True` meant p = 1.0 and zeroed the whole output.
+    q, k, v = qkv()
+    with pytest.raises(TypeError, match=f"dropout_p must be a float in \\[0, 1\\), got bool {bad}"):
+        scaled_dot_product_attention(q, k, v, dropout_p=bad)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.0"):
+        scaled_dot_product_attention(q, k, v, dropout_p=1.0)
+    with pytest.raises(TypeError, match="training must be a bool, got int 1"):
+        scaled_dot_product_attention(q, k, v, dropout_p=0.1, training=1)
+
+
+def test_scale_applied_to_q_not_to_scores():
+    # One multiplication of (T, d_k) instead of (T, S); same result as scaling the scores.
+    q, k, v = qkv(dtype=torch.float64, T=7, S=3)
+    out, w = scaled_dot_product_attention(q, k, v, scale=0.3)
+    expected_w = torch.softmax((q @ k.transpose(-2, -1)) * 0.3, dim=-1)
+    torch.testing.assert_close(w, expected_w)
+    torch.testing.assert_close(out, expected_w @ v)
+
+
+def test_mask_must_have_the_scores_rank():
+    # Right-aligned broadcasting would read a (B, S) mask as (T, S) when B == T, silently.
+    q, k, v = qkv(B=5, T=5, S=4)
+    with pytest.raises(ValueError, match=r"mask of shape \(5, 4\) does not fit the scores' shape \(5, 3, 5, 4\)"):
+        scaled_dot_product_attention(q, k, v, torch.ones(5, 4, dtype=torch.bool))
+    out, _ = scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0], torch.ones(5, 4, dtype=torch.bool))
+    assert out.shape == (5, 8)                                            # 2-D q: a 2-D mask is right

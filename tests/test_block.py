@@ -25,25 +25,41 @@ def copy_common(ours, ref, norms):
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("kind", ["none", "causal", "padding", "causal+padding"])
-def test_block_matches_transformer_encoder_layer(dtype, tol, norm_first, kind):
+@pytest.mark.parametrize("train", [False, True])
+def test_block_matches_transformer_encoder_layer_with_gradients(dtype, tol, norm_first, kind, train):
     torch.manual_seed(0)
-    ours = TransformerBlock(D, H, FF, dropout=0.1, norm_first=norm_first).to(dtype).eval()
-    ref = nn.TransformerEncoderLayer(D, H, FF, dropout=0.1, activation="relu", batch_first=True,
-                                     norm_first=norm_first, dtype=dtype).eval()
+    dropout = 0.0 if train else 0.1                     # training mode is compared without dropout
+    ours = TransformerBlock(D, H, FF, dropout=dropout, norm_first=norm_first).to(dtype).train(train)
+    ref = nn.TransformerEncoderLayer(D, H, FF, dropout=dropout, activation="relu", batch_first=True,
+                                     norm_first=norm_first, dtype=dtype).train(train)
     with torch.no_grad():
         copy_attention(ours.attention, ref.self_attn)
         copy_common(ours, ref, ["norm1", "norm2"])
-    x = torch.randn(2, 6, D, dtype=dtype)
-    ids = torch.tensor([[1, 2, 3, 4, 0, 0], [1, 2, 3, 4, 5, 6]])
+    x = torch.randn(3, 6, D, dtype=dtype)
+    ids = torch.tensor([[1, 2, 3, 4, 0, 0], [0, 0, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]])   # right, left, none
     pad = padding_mask(ids, 0)
     mask = {"none": None, "causal": causal_mask(6), "padding": pad, "causal+padding": causal_mask(6) & pad}[kind]
-    blocked = None if mask is None else ~mask.expand(2, H, 6, 6).reshape(2 * H, 6, 6)
-    out, _ = ours(x, mask=mask)
-    expected = ref(x, src_mask=blocked)
-    torch.testing.assert_close(out, expected, atol=tol, rtol=tol)
-    out_w, w = ours(x, mask=mask, need_weights=True)
-    torch.testing.assert_close(out_w, expected, atol=tol, rtol=tol)
-    assert w.shape == (2, H, 6, 6)
+    # Left padding + causal: queries 0, 1 of sequence 1 see no key. nn.TransformerEncoderLayer
+    # gives NaN there, so it runs with those rows opened and only the rows it defines are compared
+    # (the other rows do not depend on them); ours must be finite there.
+    keep = torch.ones(3, 6, 1, dtype=torch.bool) if mask is None else mask.any(-1).expand(3, 1, 6)[:, 0, :, None]
+    opened = None if mask is None else mask | ~mask.any(-1, keepdim=True)
+    blocked = None if mask is None else ~opened.expand(3, H, 6, 6).reshape(3 * H, 6, 6)
+    for need_weights in (False, True):
+        xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+        out, w = ours(xa, mask=mask, need_weights=need_weights)
+        expected = ref(xb, src_mask=blocked)
+        assert torch.isfinite(out).all()
+        torch.testing.assert_close(out * keep, expected * keep, atol=tol, rtol=tol)
+        (out * keep).square().sum().backward()
+        (expected * keep).square().sum().backward()
+        torch.testing.assert_close(xa.grad, xb.grad, atol=10 * tol, rtol=10 * tol)
+        torch.testing.assert_close(ours.feed_forward.linear1.weight.grad, ref.linear1.weight.grad,
+                                   atol=10 * tol, rtol=10 * tol)
+        torch.testing.assert_close(ours.attention.q_proj.weight.grad, ref.self_attn.in_proj_weight.grad[:D],
+                                   atol=10 * tol, rtol=10 * tol)
+        assert (w is not None) == need_weights
+        ours.zero_grad(), ref.zero_grad()
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -75,3 +91,18 @@ def test_dropout_is_active_in_training_only():
     c, _ = block(x)
     d, _ = block(x)
     assert torch.equal(c, d)
+
+
+def test_blocks_refuse_masks_that_broadcasting_would_misread():
+    # (B, S) padding mask with B == T: right-aligned broadcasting would read it as (T, S).
+    block, decoder = TransformerBlock(D, H, FF), DecoderBlock(D, H, FF)
+    x = torch.randn(4, 4, D)
+    ids = torch.tensor([[1, 2, 0, 0], [1, 2, 3, 0], [1, 0, 0, 0], [1, 2, 3, 4]])
+    for need_weights in (False, True):
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4\).*padding_mask\(token_ids\)"):
+            block(x, mask=ids != 0, need_weights=need_weights)
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4\).*padding_mask\(token_ids\)"):
+            decoder(x, x, memory_mask=ids != 0, need_weights=need_weights)
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4, 4\).*mask\[:, None\]"):
+            decoder(x, x, self_mask=causal_mask(4)[0].expand(4, 4, 4), need_weights=need_weights)
+        block(x, mask=padding_mask(ids), need_weights=need_weights)          # the right shape is taken

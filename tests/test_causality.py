@@ -44,3 +44,42 @@ def test_given_block_and_restores_training_mode(capsys):
     assert r.passed and r.earlier_drift == 0.0
     assert block.training
     assert "positions 0..4" in capsys.readouterr().out
+
+
+def test_global_rng_untouched_and_figures_unchanged_by_it(capsys):
+    # The check seeds its own experiment inside fork_rng: the caller's random stream goes on as
+    # if the call had not happened, and whatever state it had does not change the figures.
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    r = causality_check(verbose=False)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.equal(torch.rand(3), expected_next)
+    torch.manual_seed(999)
+    torch.rand(10)
+    r2 = causality_check(verbose=False)
+    assert (r.earlier_drift, r.last_drift, r.unmasked_drift) == (r2.earlier_drift, r2.last_drift, r2.unmasked_drift)
+
+
+def test_rng_untouched_even_when_the_block_raises():
+    class Broken(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)
+
+        def forward(self, x, mask=None):
+            raise RuntimeError("broken block")
+
+    block = Broken().train()
+    state = torch.get_rng_state()
+    try:
+        causality_check(block, verbose=False)
+    except RuntimeError:
+        pass
+    assert torch.equal(torch.get_rng_state(), state) and block.training
+
+
+def test_two_d_mask_is_lifted():
+    r = causality_check(mask=causal_mask(10)[0, 0], verbose=False)     # a (T, T) mask, as lesson 05's exercise
+    assert r.passed and r.earlier_drift == 0.0

@@ -1,3 +1,4 @@
+import numpy as np
 import torch
 
 from attnlab import causal_mask, decoder_mask, describe, padding_mask
@@ -33,3 +34,10 @@ def test_decoder_mask_reproduces_seed_003():
     ]
     assert torch.equal(m[1, 0], causal_mask(5)[0, 0])
     assert describe(m[0]) == "1 0 0 0 0\n1 1 0 0 0\n1 1 1 0 0\n1 1 1 0 0\n1 1 1 0 0"
+
+
+def test_numpy_and_tensor_integers_accepted():
+    assert torch.equal(causal_mask(np.int64(4)), causal_mask(4))
+    assert torch.equal(causal_mask(np.int32(2), np.int64(5)), causal_mask(2, 5))
+    assert torch.equal(causal_mask(torch.tensor(3)), causal_mask(3))
+    assert torch.equal(padding_mask(SEED_003_IDS, np.int64(0)), padding_mask(SEED_003_IDS, 0))

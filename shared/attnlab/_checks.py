@@ -1,11 +1,35 @@
 """Input validation shared by the modules: clear errors instead of deep torch tracebacks."""
 from __future__ import annotations
 
+import operator
+
 import torch
 
 
 def shape(t: torch.Tensor) -> str:
     return str(tuple(t.shape))
+
+
+def positive_int(name: str, n) -> int:
+    """``n`` as an int >= 1 (numpy integers accepted); bool, float and the rest refused."""
+    if isinstance(n, bool):
+        raise TypeError(f"{name} must be an int, got bool {n!r}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(n).__name__} {n!r}") from None
+    if n < 1:
+        raise ValueError(f"{name} must be a positive int, got {n}")
+    return n
+
+
+def probability(name: str, p) -> float:
+    """A dropout probability in [0, 1); a bool is refused (``dropout=True`` is a mistake)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"{name} must be a float in [0, 1), got {type(p).__name__} {p!r}")
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {p}")
+    return float(p)
 
 
 def check_tensor(name: str, t, ndim: int | tuple[int, ...] | None = None) -> None:
@@ -36,23 +60,49 @@ def check_same(**tensors: torch.Tensor) -> None:
                             "use one dtype")
 
 
-def check_mask(mask, target: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """A bool mask (True = may attend) broadcastable to `target` (B, H, T, S)."""
+def _bool_mask(mask, device: torch.device) -> None:
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask must be a bool torch.Tensor (True = may attend), got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
                         "convert with `mask.bool()` or `mask == 1` if 1 means 'may attend'")
-    if mask.dim() > len(target):
-        raise ValueError(f"mask has shape {shape(mask)} with {mask.dim()} dimensions; "
-                         f"it must broadcast to the scores' shape {tuple(target)}")
-    try:
-        ok = torch.broadcast_shapes(mask.shape, target) == torch.Size(target)
-    except RuntimeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"mask of shape {shape(mask)} does not broadcast to the scores' shape "
-                         f"(B, H, T, S) = {tuple(target)}")
     if mask.device != device:
         raise ValueError(f"mask is on {mask.device} but the scores are on {device}")
-    return mask
+
+
+def _fits(mask: torch.Tensor, target: tuple[int, ...]) -> bool:
+    """Same rank as ``target`` and each dimension equal to it or 1: broadcasting cannot misalign."""
+    return mask.dim() == len(target) and all(m in (1, n) for m, n in zip(mask.shape, target))
+
+
+def check_mask(mask, target: tuple[int, ...], device: torch.device) -> None:
+    """Low level: a bool mask with as many dimensions as the scores ``target`` (..., T, S), each 1 or equal."""
+    _bool_mask(mask, device)
+    if not _fits(mask, target):
+        raise ValueError(f"mask of shape {shape(mask)} does not fit the scores' shape {tuple(target)}: "
+                         f"it needs {len(target)} dimensions, each equal to the scores' or 1 "
+                         f"(e.g. padding_mask(...) gives (B, 1, 1, S), causal_mask(T, S) gives (1, 1, T, S))")
+
+
+def check_attn_mask(mask, B: int, H: int, T: int, S: int, device: torch.device) -> None:
+    """Module level: a bool mask that is 4-D and broadcasts to (B, H, T, S) with each dimension
+    equal or 1, or 2-D (T, S), one mask for every sequence and head. Nothing else is guessed:
+    a (B, S) mask with B == T, a (B, T, S) mask with B == H would silently land on the wrong axes."""
+    _bool_mask(mask, device)
+    if _fits(mask, (B, H, T, S)):
+        return
+    if _fits(mask, (T, S)) and not (mask.shape[0] == B == T > 1):
+        return
+    given = shape(mask)
+    if mask.dim() == 2 and mask.shape[0] == B:
+        fix = "a (B, S) padding mask must be (B, 1, 1, S): use padding_mask(token_ids) or mask[:, None, None]"
+        if B == T:
+            fix += "; for one (T, S) mask shared by every sequence, pass mask[None, None]"
+    elif mask.dim() == 3 and mask.shape[0] == B:
+        fix = "a (B, T, S) mask must be (B, 1, T, S): use mask[:, None]"
+    elif mask.dim() == 1:
+        fix = "a 1-D (S,) mask must be (1, 1, 1, S): use mask[None, None, None]"
+    else:
+        fix = "padding_mask(...) gives (B, 1, 1, S), causal_mask(T, S) gives (1, 1, T, S)"
+    raise ValueError(f"mask has shape {given}; expected 4-D (B, H, T, S) = {(B, H, T, S)} with each "
+                     f"dimension equal or 1, or 2-D (T, S) = {(T, S)}. Likely fix: {fix}")

@@ -1,35 +1,41 @@
 """Scaled dot-product attention that returns its weights."""
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_mask, check_same, check_tensor, shape
+from ._checks import check_float, check_mask, check_same, check_tensor, probability, shape
+
+LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                                 mask: torch.Tensor | None = None,
-                                 dropout: float | torch.nn.Module | None = None,
-                                 scale: float | None = None):
+                                 mask: torch.Tensor | None = None, dropout_p: float = 0.0,
+                                 training: bool = True, scale: float | None = None):
     r"""Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, returning the weights too.
 
     Shapes: q (..., T, D), k (..., S, D), v (..., S, Dv), usually (B, H, T, D) with
     B batch, H heads, T queries, S keys. Returns ``(out (..., T, Dv), weights (..., T, S))``.
 
-    ``mask`` is bool, **True = may attend**, broadcastable to (..., T, S). Masked scores
-    are set to -inf before the softmax, so their weight is exactly 0. A query that may
-    attend to no key at all gets all-zero weights and a zero output (as
-    ``torch.nn.functional.scaled_dot_product_attention`` does), with finite gradients.
+    ``mask`` is bool, **True = may attend**, with as many dimensions as the scores (..., T, S),
+    each equal to the scores' or 1: ``padding_mask`` gives (B, 1, 1, S), ``causal_mask`` (1, 1, T, S).
+    Masked scores are set to -inf before the softmax, so their weight is exactly 0. A query that
+    may attend to no key at all gets all-zero weights and a zero output (as
+    ``torch.nn.functional.scaled_dot_product_attention`` does), with zero gradients.
 
-    ``dropout`` acts on the weights used for the output: an ``nn.Dropout`` module (active
-    in training mode only) or a probability (always applied, like torch's ``dropout_p``).
-    The returned weights are taken before dropout. The softmax runs in float32 for float16/bfloat16 inputs.
+    ``dropout_p`` drops weights used for the output when ``training`` is True (as
+    ``F.dropout(weights, dropout_p, training)``); the returned weights are taken before dropout.
+
+    For float16/bfloat16 inputs (or under ``torch.autocast``) the scores, the softmax and the
+    product with v are computed in float32 and rounded once at the end, so large scores do not
+    overflow and the error stays that of the output's dtype.
 
     Reference::
 
-        scores  = q @ k.transpose(-2, -1) / sqrt(d_k)          # (B, H, T, S)
+        scores  = (q / sqrt(d_k)) @ k.transpose(-2, -1)        # (B, H, T, S)
         scores  = scores.masked_fill(~mask, -inf)
         weights = softmax(scores, dim=-1)                      # rows sum to 1
         out     = weights @ v                                  # (B, H, T, Dv)
@@ -43,27 +49,56 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
                          f"{shape(q)}, {shape(k)}, {shape(v)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share their last dimension d_k, got q {shape(q)} and k {shape(k)}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"d_k (the last dimension of q and k) must be at least 1, got q {shape(q)}")
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have the same number of keys S, got k {shape(k)} and v {shape(v)}")
     if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
         raise ValueError(f"q, k and v must share their leading (batch, head) dimensions, got "
                          f"{shape(q)}, {shape(k)}, {shape(v)}")
-
-    d_k = q.shape[-1]
-    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
-    scores = torch.matmul(q, k.transpose(-2, -1)) * scale          # (B, H, T, S)
     if mask is not None:
-        check_mask(mask, tuple(scores.shape), scores.device)
-        scores = scores.masked_fill(~mask, float("-inf"))
-    low_precision = scores.dtype in (torch.float16, torch.bfloat16)
-    weights = torch.softmax(scores.float() if low_precision else scores, dim=-1)
-    if mask is not None:
-        # A fully masked row is softmax(-inf, ..., -inf) = NaN: make it zeros. The
-        # backward pass of masked_fill zeroes those gradients too, so no NaN flows back.
-        weights = weights.masked_fill(~mask, 0.0)
-    weights = weights.to(v.dtype)
+        check_mask(mask, (*q.shape[:-1], k.shape[-2]), q.device)
+    dropout_p = probability("dropout_p", dropout_p)
+    if not isinstance(training, bool):
+        raise TypeError(f"training must be a bool, got {type(training).__name__} {training!r}")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scale must be a float or None, got {type(scale).__name__} {scale!r}")
+    return attend(q, k, v, mask, dropout_p if training else 0.0, scale)
 
-    attn = weights
-    if dropout is not None:
-        attn = dropout(weights) if isinstance(dropout, torch.nn.Module) else F.dropout(weights, p=float(dropout))
-    return torch.matmul(attn, v), weights                           # (B, H, T, Dv), (B, H, T, S)
+
+def autocast_dtype(device: torch.device) -> torch.dtype | None:
+    """The dtype torch.autocast casts to on this device type, or None when autocast is off."""
+    if device.type not in ("cpu", "cuda"):
+        return None
+    try:
+        on = torch.is_autocast_enabled(device.type)
+        return torch.get_autocast_dtype(device.type) if on else None
+    except (TypeError, AttributeError):  # torch < 2.4
+        if device.type == "cpu":
+            return torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else None
+        return torch.get_autocast_gpu_dtype() if torch.is_autocast_enabled() else None
+
+
+def attend(q, k, v, mask=None, dropout_p: float = 0.0, scale: float | None = None):
+    """The computation of ``scaled_dot_product_attention``, without the checks."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    cast = autocast_dtype(q.device) if q.dtype != torch.float64 else None   # autocast leaves float64 alone
+    out_dtype = cast or v.dtype
+    wide = cast is not None or q.dtype in LOW_PRECISION
+    with torch.autocast(q.device.type, enabled=False) if wide else contextlib.nullcontext():
+        if wide:                                   # float32 scores: no overflow, one rounding at the end
+            q, k, v = q.float(), k.float(), v.float()
+        scores = torch.matmul(q * scale, k.transpose(-2, -1))         # (B, H, T, S)
+        grad = scores.requires_grad                                   # in place only outside autograd
+        if mask is not None:
+            seen = mask.any(-1, keepdim=True)                         # (.., T, 1): False = sees no key
+            blocked = mask < seen                                     # an empty row stays open: no NaN
+            scores = scores.masked_fill(blocked, -math.inf) if grad else scores.masked_fill_(blocked, -math.inf)
+        weights = torch.softmax(scores, dim=-1)
+        if mask is not None:                                          # ... and is zeroed here
+            weights = weights * seen if grad else weights.mul_(seen)
+        attn = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
+        out = torch.matmul(attn, v)                                   # (B, H, T, Dv)
+    if out.dtype != out_dtype:
+        out, weights = out.to(out_dtype), weights.to(out_dtype)
+    return out, weights

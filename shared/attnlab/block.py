@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
+from ._checks import positive_int, probability
 from .multihead import MultiHeadAttention
 
 
@@ -12,9 +13,10 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
+        d_model, d_ff = positive_int("d_model", d_model), positive_int("d_ff", d_ff)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(probability("dropout", dropout))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))           # (B, T, D)
@@ -27,7 +29,8 @@ class TransformerBlock(nn.Module):
     pre-LN  (GPT-2, norm_first):  x = x + Drop(Attn(LN(x)));  x = x + Drop(FFN(LN(x)))
 
     ``forward(x (B, T, D), mask=None, need_weights=False)`` returns ``(x, weights)`` where
-    ``weights`` is (B, H, T, T) if asked for, else None.
+    ``weights`` is (B, H, T, T) if asked for, else None. ``mask``: as in ``MultiHeadAttention``,
+    4-D broadcastable to (B, H, T, T) or 2-D (T, T).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = False):

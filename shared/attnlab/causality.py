@@ -48,29 +48,36 @@ def causality_check(block: torch.nn.Module | None = None, mask: torch.Tensor | N
                     batch_size: int = 2, seq_len: int = 10, verbose: bool = True,
                     lang: str | None = None) -> CausalityResult:
     """Run seed 000's experiment on ``block`` (default: a fresh TransformerBlock built after
-    ``torch.manual_seed(seed)``) with ``mask`` (default: ``causal_mask(seq_len)``).
+    ``torch.manual_seed(seed)``) with ``mask`` (default: ``causal_mask(seq_len)``; a (T, T) mask
+    is used as (1, 1, T, T)). The seed is applied inside ``torch.random.fork_rng``: the global
+    random state is the same after the call as before.
 
     The block is called as ``block(x, mask=...)`` and may return a tensor or a tuple whose
     first item is the output. Prints a report in ``lang`` unless ``verbose=False``.
     """
-    torch.manual_seed(seed)
-    if block is None:
-        block = TransformerBlock(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+    with torch.random.fork_rng(devices=[]):        # seeded, and the caller's RNG is left alone
+        torch.manual_seed(seed)
+        if block is None:
+            block = TransformerBlock(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+        x = torch.randn(batch_size, seq_len, d_model)
+        new_last = torch.randn(batch_size, d_model)
     param = next(block.parameters(), None)
     device = param.device if param is not None else torch.device("cpu")
     dtype = param.dtype if param is not None else torch.float32
-    was_training = block.training
-    block.eval()  # no dropout: the experiment must be deterministic
-    mask = causal_mask(seq_len, device=device) if mask is None else mask
-
-    x = torch.randn(batch_size, seq_len, d_model).to(device, dtype)
+    if mask is None:
+        mask = causal_mask(seq_len, device=device)                        # (1, 1, T, T)
+    elif isinstance(mask, torch.Tensor) and mask.dim() == 2:
+        mask = mask[None, None]                                           # (T, T) -> (1, 1, T, T)
+    x = x.to(device, dtype)
     x_changed = x.clone()
-    x_changed[:, -1, :] = torch.randn(batch_size, d_model).to(device, dtype)  # rewrite the LAST token
+    x_changed[:, -1, :] = new_last.to(device, dtype)                     # rewrite the LAST token
 
     def run(inp, m):
         out = block(inp, mask=m)
         return out[0] if isinstance(out, tuple) else out
 
+    was_training = block.training
+    block.eval()  # no dropout: the experiment must be deterministic
     try:
         with torch.no_grad():
             out, out_changed = run(x, mask), run(x_changed, mask)

@@ -4,9 +4,11 @@ All masks broadcast to the scores' shape (B, H, T, S): T queries, S keys.
 """
 from __future__ import annotations
 
+import operator
+
 import torch
 
-from ._checks import check_tensor
+from ._checks import check_tensor, positive_int
 
 
 def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
@@ -14,6 +16,13 @@ def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     check_tensor("token_ids", token_ids, ndim=2)
     if token_ids.is_floating_point() or token_ids.dtype == torch.bool:
         raise TypeError(f"token_ids must be an integer tensor, got dtype {token_ids.dtype}")
+    if isinstance(pad_id, bool):
+        raise TypeError(f"pad_id must be an int (the id of the padding token), got bool {pad_id!r}")
+    try:
+        pad_id = operator.index(pad_id)
+    except TypeError:
+        raise TypeError(f"pad_id must be an int (the id of the padding token), "
+                        f"got {type(pad_id).__name__} {pad_id!r}") from None
     return (token_ids != pad_id)[:, None, None, :]                  # (B, 1, 1, S)
 
 
@@ -23,10 +32,8 @@ def causal_mask(T: int, S: int | None = None, device=None) -> torch.Tensor:
     With S > T (decoding with a cache of S - T earlier keys) the mask is aligned to the
     bottom right, so the last query sees every key.
     """
-    S = T if S is None else S
-    for name, n in (("T", T), ("S", S)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    T = positive_int("T", T)
+    S = T if S is None else positive_int("S", S)
     if S < T:
         raise ValueError(f"causal_mask needs S >= T (keys include every query), got T={T}, S={S}")
     ones = torch.ones(T, S, dtype=torch.bool, device=device)

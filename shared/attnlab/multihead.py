@@ -5,8 +5,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import check_float, check_mask, check_same, check_tensor, shape
-from .attention import scaled_dot_product_attention
+from ._checks import check_attn_mask, check_float, check_same, check_tensor, positive_int, probability, shape
+from .attention import attend, autocast_dtype
 
 
 class MultiHeadAttention(nn.Module):
@@ -17,12 +17,18 @@ class MultiHeadAttention(nn.Module):
     before dropout. Self-attention: pass only ``query``. Cross-attention: ``key``/``value``
     come from the encoder and S may differ from T. With ``need_weights=False`` it takes a
     fast path through ``F.scaled_dot_product_attention`` and returns ``(out, None)``.
+
+    ``mask`` (bool, True = may attend) is 4-D, broadcastable to (B, H, T, S) with each dimension
+    equal or 1 (``padding_mask``: (B, 1, 1, S), ``causal_mask``: (1, 1, T, S)), or 2-D (T, S)
+    shared by every sequence and head (refused when B == T > 1: it could be a (B, S) padding mask).
+    Anything else is refused rather than broadcast onto the wrong axes. Both paths accept the
+    same masks and give zeros for a query that may attend to no key.
+    Dropout on the weights (``dropout``) is active in training mode only.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        if not isinstance(d_model, int) or not isinstance(num_heads, int) or d_model < 1 or num_heads < 1:
-            raise ValueError(f"d_model and num_heads must be positive ints, got {d_model!r} and {num_heads!r}")
+        d_model, num_heads = positive_int("d_model", d_model), positive_int("num_heads", num_heads)
         if d_model % num_heads != 0:
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}: "
                              f"each head needs d_k = d_model / num_heads dimensions")
@@ -31,7 +37,7 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(probability("dropout", dropout))       # p used on the weights
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, L, _ = x.shape
@@ -47,30 +53,41 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         self._check(query, key, value)
-        B, T, S = query.shape[0], query.shape[1], key.shape[1]
         if mask is not None:
-            check_mask(mask, (B, self.num_heads, T, S), query.device)
+            check_attn_mask(mask, query.shape[0], self.num_heads, query.shape[1], key.shape[1], query.device)
 
         q = self.split_heads(self.q_proj(query))                          # (B, H, T, d_k)
         k = self.split_heads(self.k_proj(key))                            # (B, H, S, d_k)
         v = self.split_heads(self.v_proj(value))                          # (B, H, S, d_k)
+        p = self.dropout.p if self.training else 0.0
         if need_weights:
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout=self.dropout)
+            out, weights = attend(q, k, v, mask, p)
         else:
-            p = self.dropout.p if self.training else 0.0
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-            weights = None
-            if mask is not None:
-                empty = ~mask.any(-1, keepdim=True)                           # rows with no visible key
-                if empty.any():
-                    out = out.masked_fill(empty, 0.0)  # zeros, whatever the kernel returned
+            out, weights = self._fast(q, k, v, mask, p), None
         return self.out_proj(self.merge_heads(out)), weights               # (B, T, D), (B, H, T, S)
 
+    @staticmethod
+    def _fast(q, k, v, mask, p):
+        """torch's fused kernel. A query that sees no key is given every key (so the kernel never
+        meets an empty row, whatever its version does with one) and zeroed afterwards: no NaN,
+        zero gradients, and no host-device sync."""
+        if mask is None:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        seen = mask.any(-1, keepdim=True)                                 # (.., T, 1): False = sees no key
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask >= seen, dropout_p=p)  # mask | ~seen
+        return out * seen if out.requires_grad else out.mul_(seen)        # (B, H, T, d_k)
+
     def _check(self, query, key, value):
-        for name, t in (("query", query), ("key", key), ("value", value)):
+        distinct = {"query": query}                                       # self-attention: checked once
+        if key is not query:
+            distinct["key"] = key
+        if value is not query and value is not key:
+            distinct["value"] = value
+        for name, t in distinct.items():
             check_tensor(name, t, ndim=3)
             check_float(name, t)
-        check_same(query=query, key=key, value=value)
+        if len(distinct) > 1:
+            check_same(**distinct)
         if query.shape[-1] != self.d_model or key.shape[-1] != self.d_model or value.shape[-1] != self.d_model:
             raise ValueError(f"query, key and value must end in d_model={self.d_model}, got "
                              f"{shape(query)}, {shape(key)}, {shape(value)}")
@@ -78,6 +95,6 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"expected query (B, T, D) and key/value (B, S, D) with the same B and S, got "
                              f"{shape(query)}, {shape(key)}, {shape(value)}")
         w = self.q_proj.weight
-        if query.device != w.device or query.dtype != w.dtype:
+        if query.device != w.device or (query.dtype != w.dtype and autocast_dtype(w.device) is None):
             raise ValueError(f"input is {query.dtype} on {query.device} but the module's weights are "
                              f"{w.dtype} on {w.device}; use module.to(...) or x.to(...)")

@@ -1,14 +1,26 @@
 """Static attention heatmaps with matplotlib. Titles and axis labels come from the catalog."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import torch
 
 from .fonts import use_course_fonts
 from .i18n import t
+
+
+def _course_fonts(fn):
+    """Draw with the course fonts inside ``rc_context``: matplotlib's global rcParams are untouched."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mpl.rc_context():
+            use_course_fonts()
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def _as_matrix(weights) -> torch.Tensor:
@@ -20,11 +32,11 @@ def _as_matrix(weights) -> torch.Tensor:
     return w
 
 
+@_course_fonts
 def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                    ax=None, title: str | None = None, annotate: bool = False, colorbar: bool = True,
                    vmin: float = 0.0, vmax: float = 1.0, cmap: str = "viridis", lang: str | None = None):
     """One heatmap of a (T, S) weight matrix: rows are queries, columns are keys. Returns the Axes."""
-    use_course_fonts()
     w = _as_matrix(weights)
     T, S = w.shape
     queries = list(queries) if queries is not None else [str(i) for i in range(T)]
@@ -50,13 +62,13 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
     return ax
 
 
+@_course_fonts
 def plot_heads(weights, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None,
                ncols: int | None = None, annotate: bool = False, suptitle: str | None = None,
                lang: str | None = None, panel_size: float = 2.6, **style):
     """One heatmap per head of (H, T, S) weights (a leading batch of 1 is dropped). Returns the Figure.
 
     ``style`` (vmin, vmax, cmap) is passed on to each panel's ``plot_attention``."""
-    use_course_fonts()
     w = torch.as_tensor(weights).detach().float().cpu()
     while w.dim() > 3 and w.shape[0] == 1:
         w = w[0]

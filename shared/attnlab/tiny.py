@@ -254,6 +254,17 @@ def cpu_threads(n: int | None = 1):
             torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def eval_mode(model: nn.Module):
+    """``model.eval()`` inside the block; the caller's train/eval mode is restored, even on an error."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
 def _one_cpu_thread(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -270,32 +281,40 @@ def train(model: TinyTransformer, steps: int = STEPS, batch_size: int = BATCH_SI
     ``device`` defaults to CUDA when present, else the CPU; the batches are drawn on the CPU from
     ``seed`` either way, and the loop is the same. The model stays on ``device``.
     The loss is the cross-entropy on the target positions only (``loss_mask``).
-    ``threads``: CPU threads for torch during training (see ``cpu_threads``; None: unchanged).
+    ``threads``: CPU threads for torch during training (see ``cpu_threads``; None: unchanged),
+    restored afterwards. ``progress=False``: no progress bar at all. The model is left in eval
+    mode, also when training is interrupted.
     """
-    from tqdm.auto import tqdm          # a widget in Jupyter, text elsewhere
-
     device = torch.device(device) if device is not None else default_device()
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     batches = training_batches(batch_size, seed, model.config)
     history = []
-    bar = tqdm(range(steps), disable=not progress, desc="train", leave=True)
-    with cpu_threads(threads):
-        for step in bar:
-            for group in optimizer.param_groups:
-                group["lr"] = lr_at(step, steps, lr, warmup)
-            inputs, targets = split(next(batches).to(device))
-            logits, _ = model(inputs)                                        # (B, T, vocab)
-            mask = loss_mask(inputs, targets)                                # (B, T)
-            loss = F.cross_entropy(logits[mask], targets[mask])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            history.append(loss.item())
-            if step % 20 == 0 or step == steps - 1:
-                bar.set_postfix(loss=f"{history[-1]:.4f}")
-    bar.close()
-    model.eval()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm          # a widget in Jupyter, text elsewhere
+        bar = tqdm(total=steps, desc="train", leave=True)
+    try:
+        with cpu_threads(threads):
+            for step in range(steps):
+                for group in optimizer.param_groups:
+                    group["lr"] = lr_at(step, steps, lr, warmup)
+                inputs, targets = split(next(batches).to(device))
+                logits, _ = model(inputs)                                    # (B, T, vocab)
+                mask = loss_mask(inputs, targets)                            # (B, T)
+                loss = F.cross_entropy(logits[mask], targets[mask])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                history.append(loss.item())
+                if bar is not None:
+                    bar.update()
+                    if step % 20 == 0 or step == steps - 1:
+                        bar.set_postfix(loss=f"{history[-1]:.4f}")
+    finally:
+        if bar is not None:
+            bar.close()
+        model.eval()
     return history
 
 
@@ -324,21 +343,19 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
     """
     if mode not in ("greedy", "teacher"):
         raise ValueError(f"mode must be 'greedy' or 'teacher', got {mode!r}")
-    was_training = model.training
-    model.eval()
     ids = (heldout(model.config) if ids is None else ids).to(_device_of(model))
     n = lengths(ids)
     correct = 0
-    if mode == "teacher":
-        inputs, targets = split(ids)
-        logits, _ = model(inputs)
-        right = (logits.argmax(-1) == targets) | ~loss_mask(inputs, targets)
-        correct = int(right.all(dim=1).sum())
-    else:
-        for k in n.unique().tolist():
-            rows = ids[n == k]
-            correct += int((greedy_reverse(model, rows) == rows[:, k + 1: 2 * k + 1]).all(dim=1).sum())
-    model.train(was_training)
+    with eval_mode(model):
+        if mode == "teacher":
+            inputs, targets = split(ids)
+            logits, _ = model(inputs)
+            right = (logits.argmax(-1) == targets) | ~loss_mask(inputs, targets)
+            correct = int(right.all(dim=1).sum())
+        else:
+            for k in n.unique().tolist():
+                rows = ids[n == k]
+                correct += int((greedy_reverse(model, rows) == rows[:, k + 1: 2 * k + 1]).all(dim=1).sum())
     return correct / ids.shape[0]
 
 
@@ -347,11 +364,8 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
 def reverse_digits(model: TinyTransformer, digits: Sequence[int]) -> list[int]:
     """The model's greedy answer for one digit sequence."""
     ids = torch.tensor([encode(digits)], device=_device_of(model))
-    was_training = model.training
-    model.eval()
-    out = greedy_reverse(model, ids)[0].tolist()
-    model.train(was_training)
-    return out
+    with eval_mode(model):
+        return greedy_reverse(model, ids)[0].tolist()
 
 
 def reversal_map(ids: torch.Tensor) -> torch.Tensor:
@@ -370,11 +384,9 @@ def reversal_map(ids: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def attention_weights(model: TinyTransformer, ids: torch.Tensor) -> list[torch.Tensor]:
     """Per layer, the (B, H, T, T) attention weights on the inputs of full rows ``ids``, on the CPU."""
-    was_training = model.training
-    model.eval()
     inputs, _ = split(ids.to(_device_of(model)))
-    _, weights = model(inputs, need_weights=True)
-    model.train(was_training)
+    with eval_mode(model):
+        _, weights = model(inputs, need_weights=True)
     return [w.float().cpu() for w in weights]
 
 

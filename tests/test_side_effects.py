@@ -1,0 +1,97 @@
+"""Library calls leave the caller's world alone: RNG, matplotlib's rcParams, torch's thread
+count and a model's train/eval mode are the same after a call as before, even when it raises."""
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+import attnlab
+from attnlab import tiny
+
+
+@pytest.fixture
+def two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)              # tiny runs on 1 thread inside: a leak would show
+    yield
+    torch.set_num_threads(before)
+
+
+def broken(model, after=0):
+    """Make ``model`` raise from its output head after ``after`` calls."""
+    calls = []
+
+    def hook(*_):
+        calls.append(1)
+        if len(calls) > after:
+            raise RuntimeError("broken on purpose")
+    return model.head.register_forward_hook(hook)
+
+
+def test_plots_leave_rcparams_alone():
+    mpl.rcParams["font.family"] = ["serif"]
+    before = dict(mpl.rcParams)
+    try:
+        w = torch.softmax(torch.randn(3, 4, 4), -1)
+        fig = attnlab.plot_heads(w, ["我", "爱", "你", "Tôi"], lang="zh")
+        ax = attnlab.plot_attention(w[0], lang="vi")
+        with pytest.raises(ValueError, match="key labels"):
+            attnlab.plot_attention(w[0], ["a"] * 4, ["b"] * 3)           # raises inside the context
+        assert dict(mpl.rcParams) == before
+        # ... and the figures still use the course fonts (the CJK fallback included).
+        assert "Noto Sans SC AttnLab" in ax.title.get_fontfamily()
+        assert "Noto Sans SC AttnLab" in fig.axes[0].get_yticklabels()[0].get_fontfamily()
+    finally:
+        plt.close("all")
+        mpl.rcdefaults()
+
+
+def test_tiny_restores_threads_and_mode_on_success(two_threads):
+    model = tiny.make_model().train()
+    ids = tiny.heldout()[:20]
+    tiny.accuracy(model, ids)
+    tiny.reverse_digits(model, [1, 2, 3])
+    tiny.attention_weights(model, ids)
+    assert torch.get_num_threads() == 2 and model.training
+    model.eval()
+    tiny.accuracy(model, ids)
+    assert not model.training
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: tiny.accuracy(m, tiny.heldout()[:20]),
+    lambda m: tiny.accuracy(m, tiny.heldout()[:20], mode="teacher"),
+    lambda m: tiny.reverse_digits(m, [1, 2, 3]),
+    lambda m: tiny.attention_weights(m, tiny.heldout()[:4]),
+])
+@pytest.mark.parametrize("training", [True, False])
+def test_tiny_restores_threads_and_mode_when_the_model_raises(two_threads, call, training):
+    model = tiny.make_model().train(training)
+    broken(model, after=0)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        call(model)
+    assert torch.get_num_threads() == 2
+    assert model.training == training
+
+
+def test_train_restores_threads_and_leaves_eval_mode_when_interrupted(two_threads, capsys):
+    model = tiny.make_model()
+    broken(model, after=2)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        tiny.train(model, steps=5, device="cpu", progress=False)
+    assert torch.get_num_threads() == 2 and not model.training
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""                                 # progress=False: no bar at all
+
+
+def test_train_progress_bar_only_when_asked(capsys):
+    tiny.train(tiny.make_model(), steps=3, device="cpu", progress=True)
+    assert "train" in capsys.readouterr().err
+    tiny.train(tiny.make_model(), steps=3, device="cpu", progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_causality_check_leaves_the_global_rng_alone():
+    state = torch.get_rng_state()
+    attnlab.causality_check(verbose=False)
+    assert torch.equal(torch.get_rng_state(), state)
