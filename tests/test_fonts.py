@@ -154,3 +154,24 @@ def test_unsupported_chars():
     assert unsupported_chars(f"{ZH} {VI}\t\n") == []
     assert unsupported_chars("𠀀a🤔𠀀 🤔") == ["𠀀", "🤔"]
     assert unsupported_chars("") == []
+
+
+def _lesson_string_literals():
+    """Every string literal in the lessons' code cells: titles, labels and printed words."""
+    import ast
+    root = pathlib.Path(__file__).resolve().parents[1]
+    for nb_path in sorted(root.glob("lessons_*/*.ipynb")):
+        cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+        for i, cell in enumerate(cells):
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    yield f"{nb_path.parent.name}/{nb_path.name} cell {i}", node.value
+
+
+def test_lesson_strings_have_glyphs_in_the_course_fonts():
+    """Any string a lesson may put in a figure is drawable with the bundled fonts (no empty boxes)."""
+    missing = {(where, ch) for where, text in _lesson_string_literals() for ch in unsupported_chars(text)}
+    assert not missing, sorted(missing)
