@@ -138,6 +138,8 @@ def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool) -> 
                 raise _Stop
         cmd = [python, str(ROOT / "tools" / "venvs.py"), str(venv)]
         cmd += ["--constraints", str(cons) if cons else "none"]
+        if shutil.which("uv") and version != venvs.PINNED:   # 3.11 keeps pip (its CPU torch lies in pip's find-links)
+            cmd += ["--installer", "uv"]
         steps["install"] = sh(cmd, log, env=clean_env())
         if steps["install"] == 0:
             vpy = str(venvs.venv_python(venv))
