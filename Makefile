@@ -23,6 +23,7 @@ $(STAMP): requirements.txt requirements-dev.txt $(wildcard constraints*.txt) pyp
 	$(PYTHON) tools/venvs.py $(VENV) --constraints $(CONSTRAINTS) $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
 
 setup: $(STAMP)
+	@$(PYTHON) tools/venvs.py --check $(VENV)
 
 $(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
 	$(BIN)/python tools/make_w7_env.py $(W7)

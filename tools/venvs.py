@@ -128,9 +128,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="a file, 'auto' (the file made for this Python) or 'none' (ranges only)")
     ap.add_argument("--torch-index", default=os.environ.get("TORCH_INDEX") or None)
     ap.add_argument("--no-editable", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that VENV was built with this Python (make setup runs it)")
     ap.add_argument("--installer", choices=("pip", "uv"), default="pip",
                     help="uv: the same install done by uv (tools/matrix.py uses it when uv is on PATH)")
     a = ap.parse_args(argv)
+    if a.check:
+        stamp = a.venv / STAMP
+        built = stamp.read_text(encoding="utf-8").split()[:1] if stamp.is_file() else []
+        if built and built != [python_version()]:
+            print(f"\nerror: {a.venv} was built with Python {built[0]}, but PYTHON is Python "
+                  f"{python_version()} ({sys.executable}).\nRun `make clean` first, then make again.\n",
+                  file=sys.stderr)
+            return 2
+        return 0
     cons = {"auto": default_constraints(python_version()), "none": None}.get(a.constraints)
     if a.constraints not in ("auto", "none"):
         cons = pathlib.Path(a.constraints).resolve()
