@@ -7,6 +7,7 @@ T queries, S keys, D model width.
 matplotlib (the explorer, the plots) and the larger optional modules load on first use
 (PEP 562): `attnlab.explore(...)`, `attnlab.plot_attention(...)`, `attnlab.tiny`,
 `attnlab.exercises.l05` all work as before. To add a lazily loaded name, add one line to _LAZY.
+`exercises` stays eager while its modules register messages that lessons print with t().
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, FeedForward, TransformerBlock
 from .causality import CausalityResult, causality_check
 from .course import setup_notebook
+from . import exercises  # noqa: F401  (torch only; registers the lessons' messages that t() looks up)
 from .i18n import get_language, num, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
 from .multihead import MultiHeadAttention
@@ -36,7 +38,6 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "heatmap_grid": ("heatmap_grid", None),
     "fonts": ("fonts", None),
     "tiny": ("tiny", None),                                # lesson 07: attnlab.tiny.load_pretrained()
-    "exercises": ("exercises", None),                      # attnlab.exercises.l05.check_...
 }
 
 
