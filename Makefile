@@ -8,6 +8,7 @@ PYTHON ?= python3
 TORCH_INDEX ?=
 CONSTRAINTS ?= auto
 MATRIX ?= 3.9 3.10 3.11 3.12 3.13 floor
+MATRIX_ARGS ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
@@ -48,7 +49,7 @@ bench-import: setup            ## import attnlab vs import torch, fresh processe
 	$(BIN)/python benchmarks/bench_import.py
 
 matrix:                        ## NOT part of `make test`: a venv per Python + the floor env (downloads GBs)
-	$(PYTHON) tools/matrix.py $(MATRIX)
+	$(PYTHON) tools/matrix.py $(MATRIX) $(MATRIX_ARGS)
 
 voila: setup
 	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser
