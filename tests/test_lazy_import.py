@@ -42,3 +42,11 @@ def test_public_names_and_submodules():
     assert callable(attnlab.tiny.load_pretrained)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         attnlab.nope  # noqa: B018
+
+
+def test_t_finds_messages_of_a_lazily_imported_module():
+    """Lessons print attnlab.t("plot.head", ...) before anything imported attnlab.plotting."""
+    code = "import attnlab\nprint(attnlab.t('plot.head', lang='en', i=2))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() and "2" in r.stdout

@@ -7,7 +7,9 @@ ENV is a Python version (3.9 ... 3.13) or "floor". For each: create a venv with 
 (from `pyenv prefix X` or `pythonX`), install the course, run the unit tests (tests/, without the
 browser tests), then execute every notebook (lessons_vi, lessons_zh, notebooks) in memory and
 require no error, no stderr, no FAIL line, and as many PASS lines as the stored outputs have.
-(The one error allowed: a cell tagged raises-exception whose stored output has the same error.)
+(Allowed, because the stored outputs show them on purpose: an error in a cell tagged
+raises-exception whose stored output has the same error; a FAIL line where the stored cell has one,
+e.g. lesson 02's deliberately wrong head split.)
 - Python 3.11 uses constraints.txt (CI's pins). Another Python uses constraints-py3.X.txt when it
   exists, otherwise the ranges of requirements*.txt (--freeze then writes the passing environment's
   versions to constraints-py3.X.txt, for `make lab PYTHON=python3.X`).
@@ -255,9 +257,13 @@ def run_notebooks() -> int:
                     if out.output_type == "stream" and out.name == "stderr":
                         problems.append(f"cell {i}: stderr: {out.text[:160]!r}")
                 p, failed = check_lines(printed(cell), passes, fails)
+                p_old, failed_old = check_lines(printed(old), passes, fails)
                 n_pass += p
-                n_stored += check_lines(printed(old), passes, fails)[0]
-                problems += [f"cell {i}: {line[:160]}" for line in failed]
+                n_stored += p_old
+                if len(failed) > len(failed_old):    # a FAIL line only where the stored output shows one on purpose
+                    problems += [f"cell {i}: {line[:160]}" for line in failed if line not in failed_old]
+                elif failed:
+                    print(f"       note: cell {i} prints {len(failed)} FAIL line(s) on purpose (as stored)")
             if n_pass != n_stored:
                 problems.append(f"{n_pass} PASS lines, the stored outputs have {n_stored}")
             took = time.perf_counter() - start
