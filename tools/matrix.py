@@ -296,10 +296,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--results", type=pathlib.Path, default=ROOT / "matrix-results.jsonl")
     ap.add_argument("--keep", action="store_true", help="keep each venv (default: remove it)")
     ap.add_argument("--freeze", action="store_true", help="write constraints-py3.X.txt from a passing ranges env")
+    ap.add_argument("--table", action="store_true", help="only print the table of the --results file")
     ap.add_argument("--notebooks", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.notebooks:
         return run_notebooks()
+    if a.table:
+        print(table([json.loads(line) for line in a.results.read_text(encoding="utf-8").splitlines() if line]))
+        return 0
     for e in a.envs:
         if e not in (*venvs.SUPPORTED, "floor"):
             ap.error(f"unknown env {e!r}: one of {', '.join(venvs.SUPPORTED)}, floor")
