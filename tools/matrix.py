@@ -38,6 +38,11 @@ sys.path.insert(0, str(ROOT / "tools"))
 import venvs  # noqa: E402
 
 FLOOR_PYTHON = "3.9"
+# Extra constraints for one Python's ranges, each with its reason (they go into constraints-py3.X.txt).
+EXTRA = {
+    "3.9": ["pillow<11.3  # matplotlib 3.9.4, the last for Python 3.9, calls Image.fromarray(mode=...),"
+            " deprecated in Pillow 11.3: a DeprecationWarning on every PDF export"],
+}
 NOT_FLOORED = {"jupyterlab"}   # the front end: no test imports it (it is installed, at any version)
 NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
 REPORTED = ("torch", "numpy", "matplotlib", "matplotlib-inline", "ipywidgets", "ipython", "ipykernel", "tqdm")
@@ -93,7 +98,11 @@ def resolve(python: str, version: str, constraints: pathlib.Path | None, out: pa
     if not uv:
         print("uv not found: pip resolves the ranges itself (slow for the floor set)", file=log, flush=True)
         return constraints
-    cons = [str(c) for c in [constraints, *pip_config_constraints(python)] if c]
+    extra = None
+    if constraints is None and EXTRA.get(version):
+        extra = out.with_name(f"extra-{version}.txt")
+        extra.write_text("\n".join(EXTRA[version]) + "\n", encoding="utf-8")
+    cons = [str(c) for c in [constraints, extra, *pip_config_constraints(python)] if c]
     cmd = [uv, "pip", "compile", "-q", "--python", python, "--no-header", "--no-annotate",
            *[x for c in cons for x in ("-c", c)], str(ROOT / "requirements-dev.txt"), "-o", str(out)]
     if sh(cmd, log) != 0:
