@@ -1,7 +1,14 @@
-# Two commands on a fresh Linux or macOS machine:
+# Two commands on a fresh Linux or macOS machine (CPython 3.9-3.13):
 #   make lab    set everything up and open JupyterLab on the course
 #   make test   set everything up and run every test (the command CI runs)
+# Variables: PYTHON=python3.X (the interpreter), TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# (torch from PyTorch's CPU-only wheels on Linux), CONSTRAINTS=file|auto|none (auto: constraints.txt
+# on Python 3.11, constraints-py3.X.txt on the others).
 PYTHON ?= python3
+TORCH_INDEX ?=
+CONSTRAINTS ?= auto
+MATRIX ?= 3.9 3.10 3.11 3.12 3.13 floor
+MATRIX_ARGS ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
@@ -9,15 +16,15 @@ W7     := .venv-w7
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
-.PHONY: setup lab test test-fast execute sync bench voila clean
+.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix clean
 
-$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade "pip>=24"
-	$(BIN)/python -m pip install -q -c constraints.txt -r requirements-dev.txt -e .
-	touch $(STAMP)
+# tools/venvs.py checks the Python and the constraints first (a clear message, not pip's
+# ResolutionImpossible), removes the venv if the install fails, and writes the stamp last.
+$(STAMP): requirements.txt requirements-dev.txt $(wildcard constraints*.txt) pyproject.toml tools/venvs.py
+	$(PYTHON) tools/venvs.py $(VENV) --constraints $(CONSTRAINTS) $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
 
 setup: $(STAMP)
+	@$(PYTHON) tools/venvs.py --check $(VENV)
 
 $(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
 	$(BIN)/python tools/make_w7_env.py $(W7)
@@ -37,6 +44,12 @@ sync: setup                    ## write the setup cell (from attnlab/course.py) 
 
 bench: setup
 	$(BIN)/python benchmarks/bench_attention.py
+
+bench-import: setup            ## import attnlab vs import torch, fresh processes
+	$(BIN)/python benchmarks/bench_import.py
+
+matrix:                        ## NOT part of `make test`: a venv per Python + the floor env (downloads GBs)
+	$(PYTHON) tools/matrix.py $(MATRIX) $(MATRIX_ARGS)
 
 voila: setup
 	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser

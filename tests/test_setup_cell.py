@@ -1,6 +1,10 @@
 """The shared setup cell makes `attnlab` importable from a clone, after the README setup, and on
 Colab (simulated: a fake google.colab module, a local git repository standing in for the remote,
-and Colab's packages already installed, which must not be replaced)."""
+and Colab's packages already installed, which must not be replaced).
+
+Portable: venv paths come from the venv's own interpreter (bin/ or Scripts\\). The Colab test lends
+this environment's packages through symbolic links (copying torch is not an option); where the
+OS refuses them (Windows without Developer Mode) it is skipped and says why."""
 from __future__ import annotations
 
 import json
@@ -64,6 +68,25 @@ def make_remote(tmp: pathlib.Path) -> pathlib.Path:
     return remote
 
 
+def venv_python(venv: pathlib.Path) -> pathlib.Path:
+    """The interpreter of a venv: bin/python on Linux and macOS, Scripts\\python.exe on Windows."""
+    scripts = pathlib.Path(sysconfig.get_path("scripts", vars={"base": str(venv), "platbase": str(venv)}))
+    name = "python.exe" if os.name == "nt" else "python"
+    for candidate in (scripts / name, venv / "Scripts" / name, venv / "bin" / name):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"no interpreter in {venv}")
+
+
+def symlinks_allowed(tmp: pathlib.Path) -> str | None:
+    """None if this OS lets us create symbolic links here, else the reason it does not."""
+    try:
+        (tmp / "link-probe").symlink_to(SITE, target_is_directory=True)
+    except (OSError, NotImplementedError) as err:
+        return f"cannot create symbolic links here ({type(err).__name__}: {err}); on Windows enable Developer Mode"
+    return None
+
+
 def make_fake_colab_python(tmp: pathlib.Path) -> pathlib.Path:
     """A venv whose 'preinstalled' packages (torch, matplotlib, ipywidgets, pip, ...) are this
     environment's, minus attnlab: linked into a directory that a .pth file adds to sys.path."""
@@ -72,11 +95,11 @@ def make_fake_colab_python(tmp: pathlib.Path) -> pathlib.Path:
     for entry in SITE.iterdir():
         if "attnlab" in entry.name.lower() or entry.suffix == ".pth":
             continue
-        (preinstalled / entry.name).symlink_to(entry)
+        (preinstalled / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     venv = tmp / "colab-venv"
     r = run([sys.executable, "-m", "venv", "--without-pip", str(venv)])   # pip too comes "preinstalled"
     assert r.returncode == 0, r.stderr
-    python = venv / "bin" / "python"
+    python = venv_python(venv)
     site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     (pathlib.Path(site) / "colab_preinstalled.pth").write_text(str(preinstalled) + "\n")
     return python
@@ -91,6 +114,9 @@ print(json.dumps({n: (m.version(n), str(m.distribution(n).locate_file(""))) for 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_colab_installs_from_the_repository_and_replaces_nothing(tmp_path):
+    reason = symlinks_allowed(tmp_path)
+    if reason:
+        pytest.skip(reason)
     remote = make_remote(tmp_path)
     python = make_fake_colab_python(tmp_path)
     before = json.loads(run([str(python), "-c", VERSIONS]).stdout)

@@ -2,29 +2,79 @@
 
 Mask convention everywhere: bool, True = may attend. Shapes: B batch, H heads,
 T queries, S keys, D model width.
+
+`import attnlab` loads only the torch-based core. The parts that need ipywidgets, IPython or
+matplotlib (the explorer, the plots) and the larger optional modules load on first use
+(PEP 562): `attnlab.explore(...)`, `attnlab.plot_attention(...)`, `attnlab.tiny`,
+`attnlab.exercises.l05` all work as before. To add a lazily loaded name, add one line to _LAZY.
+`exercises` stays eager while its modules register messages that lessons print with t().
 """
+from __future__ import annotations
+
+import importlib
+
 from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, FeedForward, TransformerBlock
-from . import exercises  # noqa: F401
-from .course import setup_notebook
-from .explorer import AttentionExplorer, explore
 from .causality import CausalityResult, causality_check
-from .i18n import get_language, num, set_language, t
+from .course import setup_notebook
+from . import exercises  # noqa: F401  (torch only; registers the lessons' messages that t() looks up)
+from . import i18n as _i18n
+from .i18n import get_language, num, set_language
 from .masks import causal_mask, decoder_mask, describe, padding_mask
 from .multihead import MultiHeadAttention
-from .plotting import plot_attention, plot_heads
 from .positional import PositionalEncoding, sinusoidal_encoding
 from .text import tokenize
-from . import tiny  # noqa: F401  (lesson 07: attnlab.tiny.load_pretrained(), attention_for(...))
 from .verify import check_close, check_true
 
 __version__ = "0.1.0"
+
+# name -> (submodule, attribute); attribute None means the submodule itself.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "explore": ("explorer", "explore"),                    # ipywidgets, matplotlib
+    "AttentionExplorer": ("explorer", "AttentionExplorer"),
+    "explorer": ("explorer", None),
+    "plot_attention": ("plotting", "plot_attention"),      # matplotlib.pyplot
+    "plot_heads": ("plotting", "plot_heads"),
+    "plotting": ("plotting", None),
+    "heatmap_grid": ("heatmap_grid", None),
+    "fonts": ("fonts", None),
+    "tiny": ("tiny", None),                                # lesson 07: attnlab.tiny.load_pretrained()
+}
+
+
+# Lazily imported modules that still register messages in code (not yet in messages/*.json):
+# t() imports them before it reports a key as missing. Drop a name once its words are data files.
+_MESSAGE_MODULES: tuple[str, ...] = ("plotting",)
+
+
+def t(key: str, lang: str | None = None, **fields) -> str:
+    """The message ``key`` in ``lang`` (default: the current language), formatted with ``fields``."""
+    if key not in _i18n.CATALOG:
+        for module_name in _MESSAGE_MODULES:
+            importlib.import_module(f"{__name__}.{module_name}")
+    return _i18n.t(key, lang, **fields)
+
+
+def __getattr__(name: str):
+    """Import a lazily loaded name on first access (PEP 562) and keep it."""
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "scaled_dot_product_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock",
     "DecoderBlock", "padding_mask", "causal_mask", "decoder_mask", "describe",
     "sinusoidal_encoding", "PositionalEncoding", "causality_check", "CausalityResult",
     "set_language", "get_language", "t", "num", "setup_notebook", "plot_attention", "plot_heads",
-    "tokenize", "check_close", "check_true",
+    "tokenize", "check_close", "check_true", "explore", "AttentionExplorer",
 ]
-__all__ += ["explore", "AttentionExplorer"]

@@ -1,0 +1,337 @@
+"""The README's promises, tested: one fresh venv per Python, plus a "floor" environment.
+
+    python3 tools/matrix.py [ENV ...] [--workdir DIR] [--results FILE] [--keep] [--freeze]
+    make matrix [MATRIX="3.9 3.10 floor"]
+
+ENV is a Python version (3.9 ... 3.13) or "floor". For each: create a venv with tools/venvs.py
+(from `pyenv prefix X` or `pythonX`), install the course, run the unit tests (tests/, without the
+browser tests), then execute every notebook (lessons_vi, lessons_zh, notebooks) in memory and
+require no error, no stderr, no FAIL line, and as many PASS lines as the stored outputs have.
+(Allowed, because the stored outputs show them on purpose: an error in a cell tagged
+raises-exception whose stored output has the same error; a FAIL line where the stored cell has one,
+e.g. lesson 02's deliberately wrong head split.)
+- Python 3.11 uses constraints.txt (CI's pins). Another Python uses constraints-py3.X.txt when it
+  exists, otherwise the ranges of requirements*.txt (--freeze then writes the passing environment's
+  versions to constraints-py3.X.txt, for `make lab PYTHON=python3.X`).
+- "floor" (Python FLOOR_PYTHON): every package of requirements.txt at its lower bound (name==bound),
+  plus ipywidgets 7.7.1 (Colab's); test tools from requirements-dev.txt at any version.
+Downloads a lot (torch with CUDA libraries off the CPU-only index). Each venv is removed afterwards
+unless --keep. Results are appended as JSON lines to --results and printed as a Markdown table.
+Never writes a notebook.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import venvs  # noqa: E402
+
+FLOOR_PYTHON = "3.9"
+# Extra constraints for one Python's ranges, each with its reason (they go into constraints-py3.X.txt).
+EXTRA = {
+    "3.9": ["pillow<11.3  # matplotlib 3.9.4, the last for Python 3.9, calls Image.fromarray(mode=...),"
+            " deprecated in Pillow 11.3: a DeprecationWarning on every PDF export"],
+}
+NOT_FLOORED = {"jupyterlab"}   # the front end: no test imports it (it is installed, at any version)
+NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
+REPORTED = ("torch", "numpy", "matplotlib", "matplotlib-inline", "ipywidgets", "ipython", "ipykernel", "tqdm")
+
+
+def interpreter(version: str) -> str:
+    try:
+        prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True, check=True)
+        candidates = sorted(pathlib.Path(p) for p in prefix.stdout.split())
+        for c in candidates:
+            if (c / "bin" / "python").exists():
+                return str(c / "bin" / "python")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    found = shutil.which(f"python{version}")
+    if not found:
+        raise SystemExit(f"no Python {version}: neither `pyenv prefix {version}` nor python{version} found")
+    return found
+
+
+def requirement_floors(path: pathlib.Path = ROOT / "requirements.txt") -> dict[str, str]:
+    """{name: lower bound} of every `name>=X` line."""
+    floors = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*>=\s*([0-9][0-9.]*)", line.split("#")[0])
+        if m:
+            floors[m.group(1).lower()] = m.group(2)
+    return floors
+
+
+def floor_constraints(path: pathlib.Path) -> pathlib.Path:
+    lines = [f"# python: {FLOOR_PYTHON}", "# every library of requirements.txt at its lower bound"]
+    lines += [f"{name}=={bound}" for name, bound in requirement_floors().items() if name not in NOT_FLOORED]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def pip_config_constraints(python: str) -> list[str]:
+    """Constraint files from pip's own configuration (uv does not read pip.conf)."""
+    out = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    files = []
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        if key.endswith(".constraint"):
+            files += [f.strip("'\" ") for f in value.split()]
+    return [f for f in files if pathlib.Path(f).is_file()]
+
+
+def resolve(python: str, version: str, constraints: pathlib.Path | None, out: pathlib.Path, log) -> pathlib.Path | None:
+    """Pin the whole environment with uv when it is installed (pip's resolver backtracks for
+    tens of minutes on the floor set; uv answers in seconds). None: let pip resolve."""
+    uv = shutil.which("uv") or os.environ.get("UV")
+    if not uv:
+        print("uv not found: pip resolves the ranges itself (slow for the floor set)", file=log, flush=True)
+        return constraints
+    extra = None
+    if constraints is None and EXTRA.get(version):
+        extra = out.with_name(f"extra-{version}.txt")
+        extra.write_text("\n".join(EXTRA[version]) + "\n", encoding="utf-8")
+    cons = [str(c) for c in [constraints, extra, *pip_config_constraints(python)] if c]
+    cmd = [uv, "pip", "compile", "-q", "--python", python, "--no-header", "--no-annotate",
+           *[x for c in cons for x in ("-c", c)], str(ROOT / "requirements-dev.txt"), "-o", str(out)]
+    if sh(cmd, log) != 0:
+        return None
+    out.write_text(f"# python: {version}\n" + out.read_text(encoding="utf-8"), encoding="utf-8")
+    return out
+
+
+def sh(cmd: list[str], log, env=None, timeout=3600) -> int:
+    print("+", " ".join(cmd), file=log, flush=True)
+    start = time.perf_counter()
+    r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT, timeout=timeout)
+    print(f"  exit {r.returncode} after {time.perf_counter() - start:.0f} s", file=log, flush=True)
+    return r.returncode
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "ATTNLAB_W7_PYTHON")}
+    env.update(OMP_NUM_THREADS="1", PYTHONHASHSEED="0", MPLBACKEND="Agg")
+    return env
+
+
+def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool) -> dict:
+    version = FLOOR_PYTHON if name == "floor" else name
+    python = interpreter(version)
+    venv = workdir / f"venv-{name}"
+    row = {"env": name, "python": version, "commit": git("rev-parse", "--short", "HEAD"),
+           "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+           "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    if name == "floor":
+        cons = floor_constraints(workdir / "constraints-floor.txt")
+        row["source"] = "floor: " + ", ".join(f"{n}=={b}" for n, b in requirement_floors().items())
+    else:
+        cons = venvs.default_constraints(version)
+        row["source"] = cons.name if cons.is_file() else "ranges"
+        if not cons.is_file():
+            cons = None
+    steps = {}
+    try:
+        ranges = cons is None
+        if name == "floor" or ranges:
+            cons = resolve(python, version, cons, workdir / f"lock-{name}.txt", log)
+            if cons is None and not ranges:
+                steps["resolve"] = 1
+                raise _Stop
+        cmd = [python, str(ROOT / "tools" / "venvs.py"), str(venv)]
+        cmd += ["--constraints", str(cons) if cons else "none"]
+        if shutil.which("uv") and version != venvs.PINNED:   # 3.11 keeps pip (its CPU torch lies in pip's find-links)
+            cmd += ["--installer", "uv"]
+        steps["install"] = sh(cmd, log, env=clean_env())
+        if steps["install"] == 0:
+            vpy = str(venvs.venv_python(venv))
+            versions = json.loads(subprocess.run(
+                [vpy, "-c", "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) "
+                 f"for n in {list(REPORTED)!r}}} | {{'python': sys.version.split()[0]}}))"],
+                capture_output=True, text=True, env=clean_env()).stdout or "{}")
+            row["versions"] = versions
+            print(json.dumps(versions), file=log, flush=True)
+            env = clean_env()
+            steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", "0", "tests",
+                                "--ignore=tests/test_browser.py"],
+                               log, env=env)
+            steps["notebooks"] = sh([vpy, str(ROOT / "tools" / "matrix.py"), "--notebooks"], log, env=env)
+            if freeze and ranges and steps["unit"] == 0 and steps["notebooks"] == 0:
+                frozen = subprocess.run([vpy, "-m", "pip", "freeze", "--exclude-editable"],
+                                        capture_output=True, text=True, check=True).stdout
+                out = venvs.default_constraints(version)
+                out.write_text(
+                    f"# python: {version}\n# Exact versions that passed `make matrix` on Python {version} "
+                    f"(commit {row['commit']}, {row['started']}).\n# Written by tools/matrix.py --freeze; "
+                    f"CI and the stored outputs use constraints.txt (Python {venvs.PINNED}).\n"
+                    + "".join(line + "\n" for line in frozen.splitlines()
+                              if not line.lower().startswith("attnlab")), encoding="utf-8")
+                row["froze"] = out.name
+    except _Stop:
+        pass
+    finally:
+        if not keep:
+            shutil.rmtree(venv, ignore_errors=True)
+    row["steps"] = steps
+    row["result"] = "pass" if all(steps.get(k) == 0 for k in ("install", "unit", "notebooks")) \
+        and not any(steps.values()) else "FAIL"
+    return row
+
+
+class _Stop(Exception):
+    """An environment that cannot be built: record it and go on with the next."""
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+# ---- notebooks (runs inside the matrix venv) -------------------------------------------------
+
+def verdict_words() -> tuple[set[str], set[str]]:
+    words = json.loads((ROOT / "shared" / "attnlab" / "messages" / "core.json").read_text(encoding="utf-8"))
+    return set(words["pass"].values()), set(words["fail"].values())
+
+
+def check_lines(text: str, passes: set[str], fails: set[str]) -> tuple[int, list[str]]:
+    """(number of PASS lines, the FAIL lines) of a cell's printed text, in any course language."""
+    n_pass, failed = 0, []
+    for line in text.splitlines():
+        s = line.strip()
+        if any(s.startswith(w) for w in fails):       # "CHƯA ĐẠT" before "ĐẠT"
+            failed.append(s)
+        elif any(s.startswith(w) for w in passes):
+            n_pass += 1
+    return n_pass, failed
+
+
+def printed(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            parts.append(out.get("text", ""))
+        elif "data" in out:
+            parts.append(out["data"].get("text/plain", ""))
+    return "\n".join("".join(p) if isinstance(p, list) else p for p in parts)
+
+
+def run_notebooks() -> int:
+    import nbformat
+    from nbclient import NotebookClient
+
+    passes, fails = verdict_words()
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.executable)")])
+    NotebookClient(probe, timeout=120, kernel_name="python3").execute()
+    kernel = probe.cells[0].outputs[0]["text"].strip()
+    if pathlib.Path(kernel).parent != pathlib.Path(sys.executable).parent:
+        print(f"FAIL kernel runs {kernel}, not this venv's {sys.executable}")
+        return 1
+    bad = 0
+    for d in NOTEBOOK_DIRS:
+        for path in sorted((ROOT / d).glob("*.ipynb")):
+            stored = nbformat.read(path, as_version=4)
+            nb = nbformat.read(path, as_version=4)
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs, cell.execution_count = [], None
+            start = time.perf_counter()
+            problems = []
+            try:
+                NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                               resources={"metadata": {"path": str(path.parent)}}).execute()
+            except Exception as err:   # a timeout or a dead kernel
+                problems.append(f"did not finish: {type(err).__name__}: {str(err)[:200]}")
+            n_pass = n_stored = 0
+            for i, (cell, old) in enumerate(zip(nb.cells, stored.cells)):
+                if cell.cell_type != "code":
+                    continue
+                stored_errors = {o.get("ename") for o in old.get("outputs", []) if o.get("output_type") == "error"}
+                for out in cell.outputs:
+                    if out.output_type == "error":
+                        tagged = "raises-exception" in cell.metadata.get("tags", [])
+                        if tagged and out.ename in stored_errors:   # an on-purpose error, as stored
+                            print(f"       note: cell {i} raises {out.ename} on purpose (tagged, as stored)")
+                            continue
+                        problems.append(f"cell {i}: {out.ename}: {str(out.evalue)[:160]}")
+                    if out.output_type == "stream" and out.name == "stderr":
+                        problems.append(f"cell {i}: stderr: {out.text[:160]!r}")
+                p, failed = check_lines(printed(cell), passes, fails)
+                p_old, failed_old = check_lines(printed(old), passes, fails)
+                n_pass += p
+                n_stored += p_old
+                if len(failed) > len(failed_old):    # a FAIL line only where the stored output shows one on purpose
+                    problems += [f"cell {i}: {line[:160]}" for line in failed if line not in failed_old]
+                elif failed:
+                    print(f"       note: cell {i} prints {len(failed)} FAIL line(s) on purpose (as stored)")
+            if n_pass != n_stored:
+                problems.append(f"{n_pass} PASS lines, the stored outputs have {n_stored}")
+            took = time.perf_counter() - start
+            print(f"{'ok' if not problems else 'FAIL':4s} {took:5.1f}s {n_pass:3d} PASS  {path.relative_to(ROOT)}")
+            for p in problems:
+                print("       " + p)
+            bad += bool(problems)
+    print(f"notebooks: {bad} with problems")
+    return 1 if bad else 0
+
+
+def table(rows: list[dict]) -> str:
+    head = "| env | Python | torch | numpy | matplotlib | ipywidgets | commit | unit tests | notebooks | result |\n" \
+           "|---|---|---|---|---|---|---|---|---|---|"
+    out = [head]
+    for r in rows:
+        v = r.get("versions", {})
+        s = r.get("steps", {})
+        mark = lambda k: "—" if k not in s else ("pass" if s[k] == 0 else "FAIL")  # noqa: E731
+        out.append(f"| {r['env']} | {v.get('python', r['python'])} | {v.get('torch', '?')} | {v.get('numpy', '?')} | "
+                   f"{v.get('matplotlib', '?')} | {v.get('ipywidgets', '?')} | {r['commit']}{'+' if r.get('dirty') else ''} | "
+                   f"{mark('unit')} | {mark('notebooks')} | {r['result']} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("envs", nargs="*", default=[*venvs.SUPPORTED, "floor"])
+    ap.add_argument("--workdir", type=pathlib.Path, default=None)
+    ap.add_argument("--results", type=pathlib.Path, default=ROOT / "matrix-results.jsonl")
+    ap.add_argument("--keep", action="store_true", help="keep each venv (default: remove it)")
+    ap.add_argument("--freeze", action="store_true", help="write constraints-py3.X.txt from a passing ranges env")
+    ap.add_argument("--table", action="store_true", help="only print the table of the --results file")
+    ap.add_argument("--notebooks", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.notebooks:
+        return run_notebooks()
+    if a.table:
+        print(table([json.loads(line) for line in a.results.read_text(encoding="utf-8").splitlines() if line]))
+        return 0
+    for e in a.envs:
+        if e not in (*venvs.SUPPORTED, "floor"):
+            ap.error(f"unknown env {e!r}: one of {', '.join(venvs.SUPPORTED)}, floor")
+    workdir = a.workdir or pathlib.Path(tempfile.mkdtemp(prefix="attnlab-matrix-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for e in a.envs:
+        logpath = workdir / f"{e}.log"
+        print(f"== {e}: log {logpath}", flush=True)
+        with open(logpath, "w", encoding="utf-8") as log:
+            row = run_env(e, workdir, log, a.keep, a.freeze)
+        row["log"] = str(logpath)
+        rows.append(row)
+        with open(a.results, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+        print(table([row]).splitlines()[-1], flush=True)
+    print(table(rows))
+    return 0 if all(r["result"] == "pass" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
