@@ -7,7 +7,7 @@ T queries, S keys, D model width.
 matplotlib (the explorer, the plots) and the larger optional modules load on first use
 (PEP 562): `attnlab.explore(...)`, `attnlab.plot_attention(...)`, `attnlab.tiny`,
 `attnlab.exercises.l05` all work as before. To add a lazily loaded name, add one line to _LAZY.
-`exercises` stays eager while its modules register messages that lessons print with t().
+The package's words are data files (attnlab/messages/*.json), loaded with attnlab.i18n.
 """
 from __future__ import annotations
 
@@ -17,9 +17,7 @@ from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, FeedForward, TransformerBlock
 from .causality import CausalityResult, causality_check
 from .course import setup_notebook
-from . import exercises  # noqa: F401  (torch only; registers the lessons' messages that t() looks up)
-from . import i18n as _i18n
-from .i18n import get_language, num, set_language
+from .i18n import get_language, num, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding, sinusoidal_encoding
@@ -39,20 +37,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "heatmap_grid": ("heatmap_grid", None),
     "fonts": ("fonts", None),
     "tiny": ("tiny", None),                                # lesson 07: attnlab.tiny.load_pretrained()
+    "exercises": ("exercises", None),                      # attnlab.exercises.l05.check_...
+    "numwords": ("numwords", None),                        # lesson 08: numbers in words
+    "translator": ("translator", None),                    # lesson 08: the encoder-decoder
 }
 
-
-# Lazily imported modules that still register messages in code (not yet in messages/*.json):
-# t() imports them before it reports a key as missing. Drop a name once its words are data files.
-_MESSAGE_MODULES: tuple[str, ...] = ("plotting",)
-
-
-def t(key: str, lang: str | None = None, **fields) -> str:
-    """The message ``key`` in ``lang`` (default: the current language), formatted with ``fields``."""
-    if key not in _i18n.CATALOG:
-        for module_name in _MESSAGE_MODULES:
-            importlib.import_module(f"{__name__}.{module_name}")
-    return _i18n.t(key, lang, **fields)
 
 
 def __getattr__(name: str):
