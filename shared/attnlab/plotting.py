@@ -5,10 +5,12 @@ import math
 from typing import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from .fonts import use_course_fonts
 from .i18n import register, t
+from .style import weight_cmap
 
 register({
     "plot.queries": {"vi": "truy vấn (query)", "zh": "查询（query）", "en": "queries"},
@@ -40,7 +42,8 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
         raise ValueError(f"weights are ({T}, {S}) but got {len(queries)} query and {len(keys)} key labels")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.45 * S, 0.8 + 0.45 * T))
-    im = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax)
+    # Masked weights (exactly 0 after the softmax) in the course's one masked colour.
+    im = ax.imshow(np.ma.masked_equal(w.numpy(), 0.0), cmap=weight_cmap(cmap), vmin=vmin, vmax=vmax)
     ax.set_xticks(range(S), keys, rotation=45 if max(map(len, keys), default=0) > 3 else 0)
     ax.set_yticks(range(T), queries)
     ax.set_xlabel(t("plot.keys", lang))

@@ -110,7 +110,7 @@ class Layout:
         for _ in range(2):                                              # labels' size -> margins -> cell -> size
             left = axis + wq * tick + 0.4 * fs
             cell = (WIDTH - left - (self.C - 1) * self.gap - 0.3 * fs) / (self.C * S)
-            tick = min(fs, 0.8 * cell)
+            tick = min(fs, (0.95 if large else 0.8) * cell)
         self.tick, self.cell, self.left = tick, cell, left
         self.rotate = wk * tick > 0.9 * cell                             # all x labels the same way
         self.xlabel_h = (wk * tick if self.rotate else tick) + 0.5 * fs
