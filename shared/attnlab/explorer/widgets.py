@@ -82,6 +82,11 @@ def render(state: ExplorerState) -> str:
     return draw(state, compute(state))[0]
 
 
+def _auto() -> dict:
+    """A control's own layout (never shared: hiding one must not hide the others) and label style."""
+    return dict(layout=widgets.Layout(width="auto"), style={"description_width": "initial"})
+
+
 class AttentionExplorer(widgets.VBox):
     """The explorer as one widget (display it, or put it last in a cell).
 
@@ -111,24 +116,23 @@ class AttentionExplorer(widgets.VBox):
         self._random = {name: getattr(state, name) for name in RANDOM_FIELDS}   # kept while a model fixes them
         models = [m for m in MODELS if m in ("random", "trained") or translator_available() or m == state.model]
         self._models = models
-        auto = dict(layout=widgets.Layout(width="auto"), style={"description_width": "initial"})
         self.controls = {
-            "model": widgets.Dropdown(options=models, value=state.model, **auto),
-            "layer": widgets.Dropdown(options=[state.layer], value=state.layer, **auto),
-            "attention": widgets.Dropdown(options=ATTENTION_KINDS, value=state.attention, **auto),
+            "model": widgets.Dropdown(options=models, value=state.model, **_auto()),
+            "layer": widgets.Dropdown(options=[state.layer], value=state.layer, **_auto()),
+            "attention": widgets.Dropdown(options=ATTENTION_KINDS, value=state.attention, **_auto()),
             "sentence": widgets.Text(value=state.text, continuous_update=False,
                                      layout=widgets.Layout(flex="1 1 26em", min_width="14em", width="auto"),
                                      style={"description_width": "initial"}),
-            "mask": widgets.Dropdown(options=MASK_TYPES, value=state.mask, **auto),
-            "num_heads": widgets.Dropdown(options=[(str(h), h) for h in HEAD_COUNTS], value=state.num_heads, **auto),
-            "head": widgets.Dropdown(options=[("", ALL_HEADS)], value=ALL_HEADS, **auto),
+            "mask": widgets.Dropdown(options=MASK_TYPES, value=state.mask, **_auto()),
+            "num_heads": widgets.Dropdown(options=[(str(h), h) for h in HEAD_COUNTS], value=state.num_heads, **_auto()),
+            "head": widgets.Dropdown(options=[("", ALL_HEADS)], value=ALL_HEADS, **_auto()),
             "pad": widgets.IntSlider(value=state.pad, min=0, max=MAX_PAD, layout=widgets.Layout(width="19em"),
                                      style={"description_width": "initial"}),
-            "pad_side": widgets.Dropdown(options=PAD_SIDES, value=state.pad_side, **auto),
-            "scaled": widgets.Checkbox(value=state.scaled, indent=False, **auto),
-            "annotate": widgets.Checkbox(value=state.annotate, indent=False, **auto),
-            "lang": widgets.Dropdown(options=LANGUAGE_NAMES, value=state.lang, **auto),
-            "large": widgets.Checkbox(value=state.large, indent=False, **auto),
+            "pad_side": widgets.Dropdown(options=PAD_SIDES, value=state.pad_side, **_auto()),
+            "scaled": widgets.Checkbox(value=state.scaled, indent=False, **_auto()),
+            "annotate": widgets.Checkbox(value=state.annotate, indent=False, **_auto()),
+            "lang": widgets.Dropdown(options=LANGUAGE_NAMES, value=state.lang, **_auto()),
+            "large": widgets.Checkbox(value=state.large, indent=False, **_auto()),
         }
         c = self.controls
         self.message = widgets.HTML()
