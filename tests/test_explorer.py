@@ -577,3 +577,82 @@ def test_widget_trained_mode_labels_follow_the_language():
         assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", lang, h=4))
         assert html_text(w.message.value) == "ℹ " + t("explorer.note.trained", lang)
     assert w.controls["layer"].options[0][0] == "第 1 层" and w.controls["model"].options[0][0] == "随机权重"
+
+
+# ----------------------------------------------------------------------------- translator adapter (lesson 08)
+
+class FakeMaps:
+    """What ``attnlab.translator.attention_maps`` returns (the agreed API), with made-up weights."""
+
+    def __init__(self, number: int):
+        self.src_tokens = list(str(number))
+        self.tgt_tokens = ["<bos>"] + [f"w{k}" for k in range(len(self.src_tokens) + 1)]
+        S, T = len(self.src_tokens), len(self.tgt_tokens)
+        g = torch.Generator().manual_seed(number)
+        soft = lambda *shape: torch.rand(*shape, generator=g).softmax(-1)
+        self.enc_self = [soft(2, S, S) for _ in range(3)]
+        self.dec_self = [torch.rand(2, T, T, generator=g).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(),
+                                                                       float("-inf")).softmax(-1) for _ in range(3)]
+        self.cross = [soft(2, T, S) for _ in range(3)]
+
+
+@pytest.fixture
+def fake_translator(monkeypatch):
+    import sys
+    import types
+
+    module = types.ModuleType("attnlab.translator")
+    module.load_pretrained = lambda lang: f"model-{lang}"
+    def attention_maps(model, number):
+        if number > 10 ** 9:
+            raise ValueError("at most 9 digits")
+        return FakeMaps(number)
+    module.attention_maps = attention_maps
+    monkeypatch.setitem(sys.modules, "attnlab.translator", module)
+    monkeypatch.setattr(attnlab, "translator", module, raising=False)
+    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+        f.cache_clear()
+    yield module
+    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+        f.cache_clear()
+
+
+def test_translator_adapter_rows_columns_and_masks(fake_translator):
+    state = ExplorerState(model="translator-vi", number="2 024", layer=2)
+    maps = FakeMaps(2024)
+    for kind, rows, cols in (("enc_self", maps.src_tokens, maps.src_tokens),
+                             ("dec_self", maps.tgt_tokens, maps.tgt_tokens),
+                             ("cross", maps.tgt_tokens, maps.src_tokens)):
+        r = compute(state.replace(attention=kind))
+        assert (r.queries, r.keys) == (rows, cols)
+        assert r.weights.shape == (2, len(rows), len(cols))
+        assert torch.equal(r.weights, getattr(maps, kind)[1])
+        assert r.fixed == {"mask": "causal" if kind == "dec_self" else "none", "num_heads": 2, "pad": 0,
+                           "scaled": True, "layers": 3}
+        root = parse_svg(render(state.replace(attention=kind)))
+        assert len(cells(root)) == 2 * len(rows) * len(cols)           # T != S for cross-attention
+    with pytest.raises(InputError) as info:
+        compute(state.replace(number="12a", lang="vi"))
+    assert info.value.message == t("explorer.error.number", "vi", detail="12a")
+    with pytest.raises(InputError):
+        compute(state.replace(number="12345678901"))
+
+
+def test_translator_in_the_widget(fake_translator):
+    assert ex.translator_available()
+    w = attnlab.explore(lang="zh")
+    assert [v for _, v in w.controls["model"].options] == list(ex.MODELS)
+    assert w.controls["attention"].layout.display == "none"
+    w.controls["model"].value = "translator-zh"
+    assert "⚠" not in w.message.value, w.message.value
+    assert w.controls["attention"].layout.display != "none" and w.state.attention == "cross"
+    assert [v for _, v in w.controls["layer"].options] == [1, 2, 3]
+    assert {n: w.controls[n].value for n in ("mask", "num_heads", "pad", "scaled")} == \
+        {"mask": "none", "num_heads": 2, "pad": 0, "scaled": True}
+    assert all(w.controls[n].disabled for n in ("mask", "num_heads", "pad", "pad_side", "scaled"))
+    w.controls["attention"].value = "dec_self"
+    assert w.controls["mask"].value == "causal"
+    w.controls["sentence"].value = "7"
+    assert "⚠" not in w.message.value and w.state.number == "7"
+    w.controls["model"].value = "random"
+    assert w.controls["num_heads"].value == 8 and w.controls["sentence"].value == ZH

@@ -216,7 +216,11 @@ def translator_available() -> bool:
 @functools.lru_cache(maxsize=None)
 def _translator_status() -> str | None:
     """None when the translator works, else why not (for the report, never shown as a traceback)."""
-    if importlib.util.find_spec("attnlab.translator") is None:
+    try:
+        found = importlib.util.find_spec("attnlab.translator") is not None
+    except ValueError:                     # imported already, without a spec (e.g. a stand-in in tests)
+        found = True
+    if not found:
         return "attnlab.translator is not installed"
     try:
         for model in ("translator-vi", "translator-zh"):
@@ -234,16 +238,29 @@ def _translator(model: str):
 
 
 @functools.lru_cache(maxsize=256)
-def _translator_maps(model: str, number: str):
+def _translator_maps(model: str, number: int):
     from .. import translator
 
     return translator.attention_maps(_translator(model), number)
 
 
+NUMBER_SEPARATORS = " \t.,_'"          # thousands separators a reader may type: "12 345", "12.345", "12,345"
+
+
+def parse_number(state: ExplorerState) -> int:
+    """``state.number`` -> a non-negative int, or InputError with a message in ``state.lang``."""
+    chars = [ch for ch in state.number if ch not in NUMBER_SEPARATORS]
+    if not chars or not all(ch.isdecimal() and unicodedata.decimal(ch, None) is not None for ch in chars):
+        raise InputError(t("explorer.error.number", state.lang, detail=state.number.strip()[:40] or "—"))
+    return int("".join(str(unicodedata.decimal(ch)) for ch in chars))
+
+
 def compute_translator(state: ExplorerState) -> Result:
-    """Encoder self-, decoder self- or cross-attention (T != S) of one layer of the translator."""
+    """Encoder self-, decoder self- or cross-attention (T != S) of one layer of the translator
+    (``attnlab.translator.attention_maps``): a thin adapter to the generic ``Result``."""
+    number = parse_number(state)
     try:
-        maps = _translator_maps(state.model, state.number.strip())
+        maps = _translator_maps(state.model, number)
     except (ValueError, TypeError) as err:
         detail = (str(err).strip().splitlines() or [""])[0][:160]
         raise InputError(t("explorer.error.number", state.lang, detail=detail)) from None
