@@ -520,7 +520,7 @@ def test_widget_model_switch_changes_the_image_and_locks_controls():
     assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
     shown = {name: w.controls[name].value for name in ("mask", "num_heads", "pad", "scaled")}
     assert shown == {"mask": "causal", "num_heads": 4, "pad": 0, "scaled": True}      # the model's real settings
-    assert all(w.controls[n].description.endswith(f"({t('explorer.fixed', 'en')})") for n in shown)
+    assert all(w.controls[n].description.endswith(t("explorer.fixed_suffix", "en")) for n in shown)
     assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", "en", h=4))
     assert w.mode_note.layout.display != "none"
     assert w.controls["sentence"].description == t("explorer.digits", "en")
@@ -656,3 +656,33 @@ def test_translator_in_the_widget(fake_translator):
     assert "⚠" not in w.message.value and w.state.number == "7"
     w.controls["model"].value = "random"
     assert w.controls["num_heads"].value == 8 and w.controls["sentence"].value == ZH
+
+
+# ----------------------------------------------------------------------------- the dashboard
+
+def test_dashboard_notebook_and_voila_config():
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    config = json.loads((root / "notebooks" / "voila.json").read_text(encoding="utf-8"))
+    assert config["TagRemovePreprocessor"]["remove_cell_tags"] == ["voila-skip"]
+    kernels = config["MappingKernelManager"]
+    assert 0 < kernels["cull_idle_timeout"] <= 3600 and 0 < kernels["cull_interval"] <= kernels["cull_idle_timeout"]
+    cells = json.loads((root / "notebooks" / "attention_explorer.ipynb").read_text(encoding="utf-8"))["cells"]
+    tags = [c["metadata"].get("tags", []) for c in cells]
+    sources = ["".join(c["source"]) for c in cells]
+    widget = next(i for i, s in enumerate(sources) if "dashboard()" in s)
+    grid = next(i for i, s in enumerate(sources) if "plot_grid(" in s)
+    assert grid < widget and "voila-skip" in tags[grid] and "voila-skip" not in tags[widget]
+    assert "nbval-ignore-output" in tags[widget]
+    # In Voilà, nothing with output comes before the explorer but the setup and language cells.
+    shown = [i for i in range(widget) if "voila-skip" not in tags[i]]
+    assert all(cells[i]["cell_type"] == "code" and not cells[i].get("outputs") for i in shown)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_dashboard_prose_follows_the_language(lang):
+    w = ex.dashboard(lang="en")
+    w.controls["lang"].value = lang
+    assert t("explorer.dashboard.prose", lang) in html_text(w.prose.value)

@@ -25,7 +25,9 @@ PAGE_CSS = """
 .attnlab-explorer { font-size: var(--jp-widgets-font-size, 13px); }
 .attnlab-explorer .widget-label, .attnlab-explorer .widget-label-basic { overflow: visible; }
 .attnlab-explorer .widget-checkbox { width: auto; }
-.attnlab-explorer .widget-checkbox .widget-label-basic { width: auto; white-space: nowrap; }
+.attnlab-explorer .widget-checkbox .widget-label-basic { width: auto; white-space: nowrap; display: flex;
+  align-items: center; gap: 0.3em; }
+.attnlab-explorer .widget-checkbox input[type=checkbox] { width: 1em; height: 1em; margin: 0; }
 .attnlab-explorer .widget-dropdown select { width: auto; max-width: 100%; }
 .attnlab-controls { gap: 0.15em 1.2em; align-items: center; }
 .attnlab-note, .attnlab-message { line-height: 1.4; white-space: normal; }
@@ -271,7 +273,7 @@ class AttentionExplorer(widgets.VBox):
         fixed_mode = model != "random"
         translator = model.startswith("translator")
         text_key = {"random": "sentence", "trained": "digits"}.get(model, "number")
-        fixed_word = f" ({t('explorer.fixed', lang)})"
+        fixed_word = t("explorer.fixed_suffix", lang)
         for name, key in (("model", "model"), ("layer", "layer"), ("attention", "attention"),
                           ("sentence", text_key), ("mask", "mask"), ("num_heads", "heads"), ("head", "show"),
                           ("pad", "pad"), ("pad_side", "pad_side"), ("scaled", "scaled"),
