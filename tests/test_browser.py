@@ -273,7 +273,7 @@ def check_hover_and_rows(page, explorer) -> None:
     cell.locator("rect").hover(force=True)
     tip = cell.locator("text")
     assert tip.evaluate("e => getComputedStyle(e).display") != "none"
-    assert re.fullmatch(r".+ → .+ · (\d\.\d{3}|\S+)", tip.text_content()), tip.text_content()
+    assert re.fullmatch(r"\S+ → \S+ · (\d\.\d{3}|\D+)", tip.text_content()), tip.text_content()
     label = svg.locator(".q.q1").first
     label.hover(force=True)
     rows = svg.evaluate("""s => [...s.querySelectorAll('.k')].map(g => [g.classList.contains('r1'),
