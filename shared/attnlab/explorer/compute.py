@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import pathlib
 import unicodedata
 import zlib
 from typing import NamedTuple
@@ -215,7 +216,8 @@ def translator_available() -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _translator_status() -> str | None:
-    """None when the translator works, else why not (for the report, never shown as a traceback)."""
+    """None when the translator can be offered, else why not. Cheap: imports the module and looks
+    for its checkpoints (``checkpoint_path(lang)`` where the module has it); loads no model."""
     try:
         found = importlib.util.find_spec("attnlab.translator") is not None
     except ValueError:                     # imported already, without a spec (e.g. a stand-in in tests)
@@ -223,9 +225,17 @@ def _translator_status() -> str | None:
     if not found:
         return "attnlab.translator is not installed"
     try:
-        for model in ("translator-vi", "translator-zh"):
-            _translator(model)
-    except Exception as err:  # a missing or incompatible checkpoint: no translator choice
+        from .. import translator
+
+        for name in ("load_pretrained", "attention_maps"):
+            if not callable(getattr(translator, name, None)):
+                return f"attnlab.translator has no {name}()"
+        where = getattr(translator, "checkpoint_path", None)
+        if callable(where):
+            missing = [lang for lang in ("vi", "zh") if not pathlib.Path(where(lang)).is_file()]
+            if missing:
+                return f"no translator checkpoint for {', '.join(missing)}"
+    except Exception as err:  # a broken module: no translator choice, never a traceback
         return f"{type(err).__name__}: {err}"
     return None
 
@@ -261,9 +271,8 @@ def compute_translator(state: ExplorerState) -> Result:
     number = parse_number(state)
     try:
         maps = _translator_maps(state.model, number)
-    except (ValueError, TypeError) as err:
-        detail = (str(err).strip().splitlines() or [""])[0][:160]
-        raise InputError(t("explorer.error.number", state.lang, detail=detail)) from None
+    except (ValueError, TypeError):               # e.g. out of the model's range (its words are English)
+        raise InputError(t("explorer.error.number", state.lang, detail=state.number.strip()[:40])) from None
     layers = getattr(maps, state.attention)
     if not 1 <= state.layer <= len(layers):
         raise InputError(t("explorer.error.unexpected", state.lang, kind="ValueError",

@@ -337,7 +337,7 @@ class AttentionExplorer(widgets.VBox):
         if state.trained:
             note = t("explorer.trained_fixed", lang, h=H)
         else:
-            note = t("explorer.translator_fixed", lang, mask=t(f"explorer.mask.{fixed['mask']}", lang), h=H)
+            note = t("explorer.translator_fixed", lang, mask=t(f"explorer.fixed_mask.{fixed['mask']}", lang), h=H)
         self.mode_note.value = (f'<div class="attnlab-note"><span class="attnlab-fixed-word">'
                                 f'{html.escape(t("explorer.fixed", lang))}</span>{html.escape(note)}</div>')
         self.mode_note.layout.display = ""
