@@ -27,7 +27,7 @@ DISPLAY = ("head", "numbers", "large font", "language", "hover")
 RECOMPUTE = ("mask", "heads", "sentence", "padding", "scaling")
 SENTENCES = ("The cat sat on the mat because it was tired", "Con mèo ngồi trên tấm thảm vì nó mệt")
 HOVER = """([cell, start]) => new Promise(resolve => {
-    const tip = cell.querySelector('text');
+    const tip = cell.nextElementSibling;
     const poll = () => getComputedStyle(tip).display !== 'none' ? resolve(performance.now() - start)
                                                                  : requestAnimationFrame(poll);
     poll();
@@ -57,9 +57,9 @@ def run_changes(page, explorer, n: int) -> dict[str, list[float]]:
                                                                      sentence.press("Enter"))))
         key = "ArrowRight" if k % 4 < 2 else "ArrowLeft"           # pad 2 -> 3 -> 4 -> 3 -> 2 ...
         samples["padding"].append(tb.timed(page, explorer, lambda: handle.press(key)))
-        cells = explorer.locator(".attnlab-svg .k")
+        cells = explorer.locator(".attnlab-svg .row rect")
         cell = cells.nth((7 * k + 3) % cells.count())
-        box = cell.locator("rect").bounding_box()
+        box = cell.bounding_box()
         page.mouse.move(1, 1)
         start = page.evaluate("() => performance.now()")
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

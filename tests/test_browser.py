@@ -267,24 +267,26 @@ def assert_no_warning(explorer, what=""):
 
 def check_hover_and_rows(page, explorer) -> None:
     """Hover a cell: its tip shows query, key and weight at once. Hover a query label: that row is
-    highlighted (the others dimmed) in every head shown."""
+    outlined in every head shown, and no other; focus (a tap) keeps it outlined."""
     svg = explorer.locator(".attnlab-svg")
-    cell = svg.locator(".k").nth(3)
-    cell.locator("rect").hover(force=True)
-    tip = cell.locator("text")
+    cell = svg.locator(".row rect").nth(3)
+    cell.hover(force=True)
+    tip = cell.locator("xpath=following-sibling::*[1]")
     assert tip.evaluate("e => getComputedStyle(e).display") != "none"
     assert re.fullmatch(r"\S+ → \S+ · (\d\.\d{3}|\D+)", tip.text_content()), tip.text_content()
+    outlined = """s => [...s.querySelectorAll('.row rect')].map(r => [r.parentNode.classList.contains('r1'),
+                                                                    getComputedStyle(r).stroke !== 'none'])"""
     label = svg.locator(".q.q1").first
     label.hover(force=True)
-    rows = svg.evaluate("""s => [...s.querySelectorAll('.k')].map(g => [g.classList.contains('r1'),
-                                                                        getComputedStyle(g).opacity])""")
-    assert rows and all((op == "1") == in_row for in_row, op in rows), "row 1 is not highlighted alone"
-    heads = svg.evaluate("s => s.querySelectorAll('.k.r1').length") // svg.evaluate(
-        "s => s.querySelectorAll('.q').length / s.querySelectorAll('.q.q1').length")
-    assert heads >= 1
-    label.focus()                                      # tap: focus keeps the row highlighted
+    rows = svg.evaluate(outlined)
+    in_row = [on for mine, on in rows if mine]
+    assert in_row and all(in_row) and not any(on for mine, on in rows if not mine), "row 1 is not outlined alone"
+    heads = svg.evaluate("s => s.querySelectorAll(':scope > rect[fill=none]').length")   # one frame per head
+    keys = svg.evaluate("s => s.querySelectorAll('.row.r0 > rect').length") // heads
+    assert heads >= 1 and len(in_row) == heads * keys          # the whole row, in every head shown
+    label.focus()                                      # tap: focus keeps the row outlined
     page.mouse.move(0, 0)
-    assert svg.evaluate("s => getComputedStyle(s.querySelector('.k:not(.r1)')).opacity") != "1"
+    assert all(on for mine, on in svg.evaluate(outlined) if mine)
     label.evaluate("e => e.blur()")
 
 
@@ -330,6 +332,12 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
     if model.evaluate("s => s.selectedIndex") == MODEL_INDEX["trained"]:
         samples.append(timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"])))
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
+    slider = explorer.locator(".attnlab-control-pad .slider-container, .attnlab-control-pad .ui-slider").first
+    box = slider.bounding_box()                         # some padding first: then "pad on" changes the picture
+    samples.append(timed(page, explorer, lambda: page.mouse.click(box["x"] + 0.3 * box["width"],
+                                                                  box["y"] + box["height"] / 2)))
+    assert_no_warning(explorer, "pad")
+    previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
     steps = [("mask", next_option), ("num_heads", next_option), ("head", next_option), ("pad_side", next_option),
              ("scaled", toggle), ("annotate", toggle), ("large", toggle), ("lang", next_option)]
     for control, how in steps * 2:
@@ -342,10 +350,6 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
         assert digest != previous, f"the heatmap did not change after changing {control}"
         previous = digest
         assert_no_warning(explorer, control)
-    slider = explorer.locator(".attnlab-control-pad .slider-container, .attnlab-control-pad .ui-slider").first
-    box = slider.bounding_box()
-    samples.append(timed(page, explorer, lambda: page.mouse.click(box["x"] + 0.6 * box["width"], box["y"] + box["height"] / 2)))
-    assert_no_warning(explorer, "pad")
     check_hover_and_rows(page, explorer)
     sentence = explorer.locator(".attnlab-control-sentence input")
     text = sentence.input_value()

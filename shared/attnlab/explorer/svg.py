@@ -4,12 +4,12 @@ The SVG has a ``viewBox`` and ``width="100%"``: it fills the width of the output
 square cells and is drawn at the screen's pixel density, with real text for every label.
 No JavaScript: a cell shows its query, key, weight (3 decimals) and "masked" on hover (CSS
 ``:hover``, at once, no tooltip delay), and hovering, clicking or tapping a query's label
-(focusable: ``tabindex``) highlights that row in every head (CSS ``:has()`` + ``:focus``).
+(focusable: ``tabindex``) outlines that row in every head (the sibling combinator ``~`` from
+the label to the row's cells, which share one group; no ``:has()``, which made every restyle slow).
 
 Tooltip stacking: SVG paints in document order (no z-index), so each cell's tip is placed on
-the line above the cell and extends left or right over things painted before it (panels are
-painted left to right, top to bottom, cells row by row); the tip's side is chosen so it stays
-inside the picture and over earlier cells.
+the line above the cell, where everything was painted before it (cells are painted row by row,
+each row across every head).
 """
 from __future__ import annotations
 
@@ -43,15 +43,15 @@ GLOBAL_CSS = """
 .attnlab-fig .attnlab-colorbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #888; margin: 0 0.35em; }
 .attnlab-svg { display: block; width: 100%%; height: auto; overflow: visible; user-select: none; }
-.attnlab-svg .k > text { display: none; pointer-events: none; font-weight: 700; paint-order: stroke;
-  stroke: #ffffff; stroke-width: 0.28em; stroke-linejoin: round; fill: #000000; }
-.attnlab-svg .k > text { text-anchor: end; }
-.attnlab-svg .k > text.s { text-anchor: start; }
-.attnlab-svg .k:hover > text { display: inline; }
-.attnlab-svg .k:hover > rect { stroke: #ff2d55; stroke-width: 2; }
+.attnlab-svg .row > text.t { display: none; pointer-events: none; font-weight: 700; paint-order: stroke;
+  stroke: #ffffff; stroke-width: 0.28em; stroke-linejoin: round; fill: #000000; text-anchor: end; }
+.attnlab-svg .row > text.s { text-anchor: start; }
+.attnlab-svg .row > rect:hover + text.t { display: inline; }
+.attnlab-svg .row > rect:hover { stroke: #ff2d55; stroke-width: 2; }
 .attnlab-svg .q { cursor: pointer; outline: none; }
 .attnlab-svg .q:hover, .attnlab-svg .q:focus { font-weight: 700; text-decoration: underline; }
-.attnlab-svg .v { pointer-events: none; }
+.attnlab-svg .q:hover ~ rect, .attnlab-svg .q:focus ~ rect { stroke: #ff2d55; stroke-width: 2.5; }
+.attnlab-svg .v { pointer-events: none; text-anchor: middle; dominant-baseline: central; }
 """.replace("%(font)s", FONT_FAMILY).replace("%(text)s", TEXT_COLOR).replace("%%", "%")
 
 
@@ -126,7 +126,13 @@ class Layout:
 
 def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, annotate: bool = False,
                uid: str | None = None) -> tuple[str, bool]:
-    """The SVG of ``result``'s ``heads`` -> (svg text, whether the weights were written in the cells)."""
+    """The SVG of ``result``'s ``heads`` -> (svg text, whether the weights were written in the cells).
+
+    Structure: panel titles and frames, then one ``<g class="row r{i}">`` per query i holding its
+    labels (one per row of panels, first) and its cells in every head (``<rect>`` + its tip
+    ``<text>``), then the key labels and the values. CSS alone does the rest: ``rect:hover + text``
+    shows a tip, ``.q:hover ~ rect`` / ``.q:focus ~ rect`` outline the row in every head.
+    """
     uid = uid or f"attnlab-svg-{next(_ids)}"
     weights = result.weights[list(heads)].detach().float().cpu().numpy()      # (P, T, S)
     P, T, S = weights.shape
@@ -139,77 +145,72 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
     value_fs = min(0.32 * cell, 0.8 * fs)
     colors = np.asarray(LUT)[np.clip(np.rint(weights * 255), 0, 255).astype(int)]      # (P, T, S)
     empty = ~mask.any(-1)                                                    # (T,)
-    head_titles = [t("plot.head", lang, i=h + 1) for h in heads]
     masked_word = t("explorer.tip.masked", lang)
     esc = html.escape
     q_esc = [esc(s) for s in result.queries]
     k_esc = [esc(s) for s in result.keys]
-    tip_w = [[text_width(f"{a} → {b} · 0.000") * 0.95 * fs for b in result.keys] for a in result.queries]
+    origins = [L.origin(*divmod(p, L.C)) for p in range(P)]
+    tip_fs = 0.95 * fs
 
     out = [f'<svg id="{uid}" class="attnlab-svg" xmlns="http://www.w3.org/2000/svg" '
            f'viewBox="0 0 {_f(WIDTH)} {_f(L.height)}" width="100%" preserveAspectRatio="xMinYMin meet" '
            f'lang="{ {"vi": "vi", "zh": "zh-Hans", "en": "en"}[lang] }" role="img" '
-           f'aria-label="{esc(t("plot.weights", lang))}" font-size="{_f(tick)}" fill="{TEXT_COLOR}">']
-    # Row highlighting: hovering or focusing query label i dims every other row, in every head.
-    rules = [f"#{uid}:has(.q{i}:hover) .k:not(.r{i}), #{uid}:has(.q{i}:focus) .k:not(.r{i})" for i in range(T)]
-    out.append(f"<style>{', '.join(rules)} {{ opacity: 0.22; }} "
-               f"#{uid} .k > text {{ font-size: {_f(0.95 * fs)}px; }} "
-               f"#{uid} .k > rect {{ width: {_f(cell)}px; height: {_f(cell)}px; }}</style>")
-    for p in range(P):
-        r, c = divmod(p, L.C)
-        x0, y0 = L.origin(r, c)
-        out.append(f'<g transform="translate({_f(x0)},{_f(y0)})">')
-        out.append(f'<text class="ht" x="{_f(L.pw / 2)}" y="{_f(-0.45 * fs)}" text-anchor="middle" '
-                   f'font-size="{_f(fs)}">{esc(head_titles[p])}</text>')
-        if c == 0:                                    # query labels and axis title, left of each panel row
-            for i, lab in enumerate(rows):
-                color = EMPTY_ROW_COLOR if empty[i] else MUTED_COLOR if result.muted_queries[i] else TEXT_COLOR
-                out.append(f'<text class="q q{i}" tabindex="0" x="{_f(-0.3 * fs)}" y="{_f((i + 0.5) * cell)}" '
-                           f'text-anchor="end" dominant-baseline="central" fill="{color}">{esc(lab)}</text>')
-            out.append(f'<text class="ax" transform="translate({_f(-L.left + 0.9 * fs)},{_f(L.ph / 2)}) rotate(-90)" '
+           f'aria-label="{esc(t("plot.weights", lang))}" font-size="{_f(tick)}" fill="{TEXT_COLOR}">',
+           f"<style>#{uid} .row > text.t {{ font-size: {_f(tip_fs)}px; }} "
+           f"#{uid} .row > rect {{ width: {_f(cell)}px; height: {_f(cell)}px; }} "
+           f"#{uid} .row > text.v {{ font-size: {_f(value_fs)}px; }}</style>"]
+    for p, (x0, y0) in enumerate(origins):                              # titles and frames
+        out.append(f'<text x="{_f(x0 + L.pw / 2)}" y="{_f(y0 - 0.45 * fs)}" text-anchor="middle" '
+                   f'font-size="{_f(fs)}">{esc(t("plot.head", lang, i=heads[p] + 1))}</text>'
+                   f'<rect x="{_f(x0 - 0.6)}" y="{_f(y0 - 0.6)}" width="{_f(L.pw + 1.2)}" height="{_f(L.ph + 1.2)}" '
+                   f'fill="none" stroke="#888888" stroke-width="1.2"/>')
+        if p % L.C == 0:                                              # the "queries" axis title of each panel row
+            out.append(f'<text transform="translate({_f(0.9 * fs)},{_f(y0 + L.ph / 2)}) rotate(-90)" '
                        f'text-anchor="middle" font-size="{_f(fs)}">{esc(t("plot.queries", lang))}</text>')
-        cells = []
-        for i in range(T):
-            y = i * cell
+    for i in range(T):
+        color = EMPTY_ROW_COLOR if empty[i] else MUTED_COLOR if result.muted_queries[i] else TEXT_COLOR
+        parts = [f'<g class="row r{i}">']
+        for p in range(0, P, L.C):                                    # the labels first: "~" reaches every cell
+            x0, y0 = origins[p]
+            parts.append(f'<text class="q q{i}" tabindex="0" x="{_f(x0 - 0.3 * fs)}" y="{_f(y0 + (i + 0.5) * cell)}" '
+                         f'text-anchor="end" dominant-baseline="central" fill="{color}">{esc(rows[i])}</text>')
+        for p, (x0, y0) in enumerate(origins):
+            y = y0 + i * cell
             ty = y - 0.3 * fs
             for j in range(S):
-                x = j * cell
-                m = mask[i, j]
-                v = float(weights[p, i, j])
-                fill = colors[p, i, j] if m else MASKED_COLOR
-                tip = f"{q_esc[i]} → {k_esc[j]} · {v:.3f}" if m else f"{q_esc[i]} → {k_esc[j]} · {masked_word}"
-                # The tip extends left (text-anchor end at the cell's right edge) unless that leaves the picture.
-                if x0 + x + cell - tip_w[i][j] >= 0:
-                    anchor, tx = "end", x + cell
+                x = x0 + j * cell
+                if mask[i, j]:
+                    v = float(weights[p, i, j])
+                    fill, tip = colors[p, i, j], f"{q_esc[i]} → {k_esc[j]} · {v:.3f}"
                 else:
-                    anchor, tx = "start", x
-                side = "" if anchor == "end" else ' class="s"'
-                cells.append(f'<g class="k r{i}"><rect x="{_f(x)}" y="{_f(y)}" fill="{fill}"/>'
-                             f'<text x="{_f(tx)}" y="{_f(ty)}"{side}>{tip}</text></g>')
-        out.append("".join(cells))
-        out.append(f'<rect x="0" y="0" width="{_f(L.pw)}" height="{_f(L.ph)}" fill="none" stroke="#888888" '
-                   f'stroke-width="0.8"/>')
-        if annotated:
-            vals = []
-            for i, j in zip(*np.nonzero(mask)):
-                v = float(weights[p, i, j])
-                vals.append(f'<text class="v" x="{_f((j + 0.5) * cell)}" y="{_f((i + 0.5) * cell)}" '
-                            f'fill="{"#000000" if v > 0.6 else "#ffffff"}">{v:.2f}</text>')
-            out.append(f'<g text-anchor="middle" dominant-baseline="central" font-size="{_f(value_fs)}">'
-                       + "".join(vals) + "</g>")
-        if r == L.R - 1 or p + L.C >= P:                                  # key labels under the lowest panels
+                    fill, tip = MASKED_COLOR, f"{q_esc[i]} → {k_esc[j]} · {masked_word}"
+                # The tip extends left (anchor at the cell's right edge) unless that leaves the picture.
+                width = text_width(tip) * tip_fs
+                side = "t" if x + cell - width >= 0 else "t s"
+                tx = x + cell if side == "t" else x
+                parts.append(f'<rect x="{_f(x)}" y="{_f(y)}" fill="{fill}"/>'
+                             f'<text class="{side}" x="{_f(tx)}" y="{_f(ty)}">{tip}</text>')
+        if annotated:                     # this row's values, under the tips of the rows below
+            for p, (x0, y0) in enumerate(origins):
+                for j in np.nonzero(mask[i])[0]:
+                    v = float(weights[p, i, j])
+                    parts.append(f'<text class="v" x="{_f(x0 + (j + 0.5) * cell)}" y="{_f(y0 + (i + 0.5) * cell)}" '
+                                 f'fill="{"#000000" if v > 0.6 else "#ffffff"}">{v:.2f}</text>')
+        parts.append("</g>")
+        out.append("".join(parts))
+    for p, (x0, y0) in enumerate(origins):
+        if p // L.C == L.R - 1 or p + L.C >= P:                       # key labels under the lowest panels
             for j, lab in enumerate(cols):
                 color = MUTED_COLOR if result.muted_keys[j] else TEXT_COLOR
-                x, y = (j + 0.5) * cell, L.ph + 0.3 * fs
+                x, y = x0 + (j + 0.5) * cell, y0 + L.ph + 0.3 * fs
                 if L.rotate:
-                    out.append(f'<text transform="translate({_f(x)},{_f(y)}) rotate(-90)" text-anchor="end" '
-                               f'dominant-baseline="central" fill="{color}">{esc(lab)}</text>')
+                    out.append(f'<text class="kl" transform="translate({_f(x)},{_f(y)}) rotate(-90)" '
+                               f'text-anchor="end" dominant-baseline="central" fill="{color}">{esc(lab)}</text>')
                 else:
-                    out.append(f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="middle" dominant-baseline="hanging" '
-                               f'fill="{color}">{esc(lab)}</text>')
-        out.append("</g>")
+                    out.append(f'<text class="kl" x="{_f(x)}" y="{_f(y)}" text-anchor="middle" '
+                               f'dominant-baseline="hanging" fill="{color}">{esc(lab)}</text>')
     grid_w = L.C * L.pw + (L.C - 1) * L.gap
-    out.append(f'<text class="ax" x="{_f(L.left + grid_w / 2)}" y="{_f(L.height - 0.4 * fs)}" text-anchor="middle" '
+    out.append(f'<text x="{_f(L.left + grid_w / 2)}" y="{_f(L.height - 0.4 * fs)}" text-anchor="middle" '
                f'font-size="{_f(fs)}">{esc(t("plot.keys", lang))}</text>')
     out.append("</svg>")
     return "".join(out), annotated
