@@ -332,10 +332,9 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
     if model.evaluate("s => s.selectedIndex") == MODEL_INDEX["trained"]:
         samples.append(timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"])))
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
-    slider = explorer.locator(".attnlab-control-pad .slider-container, .attnlab-control-pad .ui-slider").first
-    box = slider.bounding_box()                         # some padding first: then "pad on" changes the picture
-    samples.append(timed(page, explorer, lambda: page.mouse.click(box["x"] + 0.3 * box["width"],
-                                                                  box["y"] + box["height"] / 2)))
+    handle = explorer.locator(".attnlab-control-pad .noUi-handle, .attnlab-control-pad .ui-slider-handle").first
+    # One more pad token first (keyboard on the slider's handle): then "pad on" changes the picture.
+    samples.append(timed(page, explorer, lambda: handle.press("ArrowRight")))
     assert_no_warning(explorer, "pad")
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
     steps = [("mask", next_option), ("num_heads", next_option), ("head", next_option), ("pad_side", next_option),
