@@ -53,8 +53,8 @@ def run_changes(page, explorer, n: int) -> dict[str, list[float]]:
         samples["mask"].append(tb.timed(page, explorer, tb.next_option(explorer, "mask")))
         samples["heads"].append(tb.timed(page, explorer, tb.next_option(explorer, "num_heads")))
         samples["scaling"].append(tb.timed(page, explorer, tb.toggle(explorer, "scaled")))
-        samples["sentence"].append(tb.timed(page, explorer, lambda: (sentence.fill(SENTENCES[k % 2]),
-                                                                     sentence.press("Enter"))))
+        new = SENTENCES[sentence.input_value() == SENTENCES[0]]          # the other one
+        samples["sentence"].append(tb.timed(page, explorer, lambda: (sentence.fill(new), sentence.press("Enter"))))
         key = "ArrowRight" if k % 4 < 2 else "ArrowLeft"           # pad 2 -> 3 -> 4 -> 3 -> 2 ...
         samples["padding"].append(tb.timed(page, explorer, lambda: handle.press(key)))
         cells = explorer.locator(".attnlab-svg .row rect")
