@@ -32,7 +32,7 @@ def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad
                  titles=[t("plot.head", lang, i=h + 1) for _ in MASK_TYPES for h in range(num_heads)],
                  xlabel=t("plot.keys", lang), ylabel=[t(f"explorer.mask.{m}", lang) for m in MASK_TYPES],
                  suptitle=f"{t('explorer.mask', lang)} × {t('explorer.heads', lang)} · d_k = {d_k} · {scale}",
-                 footnote=f"{t('explorer.legend', lang)} ■ {t('explorer.legend_masked', lang)}",
+                 footnote=f"{t('explorer.legend', lang)} {t('explorer.legend_masked_static', lang)}",
                  muted=pad_flags(states[0], len(tokens)),
                  warning=t("explorer.note.empty_rows", lang, n=empty) if empty else "")
     return fig
