@@ -220,8 +220,17 @@ def latency(request):
 
 # ----------------------------------------------------------------------------- the explorer in a page
 
+# The clock starts at the user's input event as the page sees it (capture phase: before the widget's
+# own handlers), so Playwright's actionability checks are not counted; the page's time is used.
 WATCH = """el => {
     window.__attnlabChanged = null;
+    window.__attnlabInput = null;
+    if (!window.__attnlabListening) {
+        window.__attnlabListening = true;
+        for (const type of ["mousedown", "keydown", "input", "change"]) {
+            document.addEventListener(type, () => { window.__attnlabInput ??= performance.now(); }, true);
+        }
+    }
     const observer = new MutationObserver(() => {
         window.__attnlabChanged = performance.now(); observer.disconnect();
     });
@@ -244,7 +253,8 @@ def timed(page, explorer, action, where: str = ".attnlab-heatmap") -> float:
     action()
     page.wait_for_function("() => window.__attnlabChanged !== null", timeout=TIMEOUT_MS)
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    return page.evaluate("() => window.__attnlabChanged") - start
+    return page.evaluate("() => window.__attnlabChanged - (window.__attnlabInput ?? 0)") if page.evaluate(
+        "() => window.__attnlabInput !== null") else page.evaluate("() => window.__attnlabChanged") - start
 
 
 def next_option(explorer, control: str):

@@ -217,7 +217,7 @@ class AttentionExplorer(widgets.VBox):
                             c[name].value = value
             elif any(owner is c[n] for n in RANDOM_FIELDS) and c["model"].value == "random":
                 self._random = {name: c[name].value for name in RANDOM_FIELDS}
-            if owner is c["num_heads"] or owner is c["lang"] or owner is c["model"]:
+            if owner is c["num_heads"] or owner is c["model"]:
                 self._relabel()
             if owner is c["large"]:
                 self._large()
@@ -225,6 +225,11 @@ class AttentionExplorer(widgets.VBox):
             self._say_unexpected(e)
             return
         self.update()
+        if owner is c["lang"]:                # the heatmap first, then the controls' labels
+            try:
+                self._relabel()
+            except Exception as e:  # never a traceback in the UI
+                self._say_unexpected(e)
 
     def _say_unexpected(self, error: Exception) -> None:
         detail = (str(error).strip().splitlines() or [""])[0][:160]
