@@ -342,9 +342,12 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
     if model.evaluate("s => s.selectedIndex") == MODEL_INDEX["trained"]:
         samples.append(timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"])))
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
-    handle = explorer.locator(".attnlab-control-pad .noUi-handle, .attnlab-control-pad .ui-slider-handle").first
-    # One more pad token first (keyboard on the slider's handle): then "pad on" changes the picture.
-    samples.append(timed(page, explorer, lambda: handle.press("ArrowRight")))
+    track = explorer.locator(".attnlab-control-pad .slider-container, .attnlab-control-pad .ui-slider").first
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    # Some pad tokens first (a click on the slider's track, which is on screen): then "pad on" changes the picture.
+    samples.append(timed(page, explorer, lambda: page.mouse.click(box["x"] + 0.3 * box["width"],
+                                                                  box["y"] + box["height"] / 2)))
     assert_no_warning(explorer, "pad")
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
     steps = [("mask", next_option), ("num_heads", next_option), ("head", next_option), ("pad_side", next_option),
