@@ -523,7 +523,11 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
         assert grid >= 0.9 * out, (grid, out)
         prose = {}
         for lang, name in (("zh", "中文"), ("vi", "Tiếng Việt"), ("en", "English")):
+            before = explorer.locator(".attnlab-prose").inner_text()
             select_value(explorer, "lang", name)
+            # The heatmap comes first, the labels and the prose right after it: wait for the prose.
+            page.wait_for_function("([e, before]) => e.innerText !== before",
+                                   arg=[explorer.locator(".attnlab-prose").element_handle(), before])
             prose[lang] = explorer.locator(".attnlab-prose").inner_text()
             for large in (False, True):
                 set_checkbox(explorer, "large", large)
