@@ -1,9 +1,10 @@
-"""The attention explorer: the pure functions (compute, render) and the widget, without a browser.
+"""The attention explorer: the pure functions (compute, the SVG) and the widget, without a browser.
 
 Runs under ipywidgets 8 and 7.7 (see test_explorer_ipywidgets7.py).
 """
-import io
 import os
+import re
+import xml.etree.ElementTree as ET
 
 import ipywidgets
 import matplotlib
@@ -11,13 +12,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
-from matplotlib.figure import Figure
-from PIL import Image
+
+import importlib
 
 import attnlab
 from attnlab import explorer as ex
-from attnlab.explorer import ALL_HEADS, MASK_TYPES, ExplorerState, InputError, compute, render, to_png
+from attnlab.explorer import ALL_HEADS, MASK_TYPES, ExplorerState, InputError, compute, render
+from attnlab.explorer import svg, widgets as wx
 from attnlab.i18n import LANGUAGES, t
+from attnlab.style import MASKED_COLOR
+
+cx = importlib.import_module("attnlab.explorer.compute")     # the module (the package's ``compute`` is the function)
 
 matplotlib.use("Agg")
 
@@ -38,29 +43,48 @@ BAD_INPUTS = {
 }
 
 
-def png_size(png: bytes) -> tuple:
-    return Image.open(io.BytesIO(png)).size
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def parse_svg(fragment: str) -> ET.Element:
+    """The <svg> element of an explorer HTML fragment (it must be well-formed XML)."""
+    return ET.fromstring(re.search(r"<svg .*?</svg>", fragment, re.S).group(0))
+
+
+def rows(root: ET.Element) -> list:
+    return [g for g in root.iter(SVG_NS + "g") if (g.get("class") or "").startswith("row ")]
+
+
+def cells(root: ET.Element) -> list:
+    """(row index, rect, tip text) of every cell, in document order (row by row, head by head)."""
+    out = []
+    for i, g in enumerate(rows(root)):
+        kids = list(g)
+        out += [(i, a, b) for a, b in zip(kids, kids[1:]) if a.tag == SVG_NS + "rect"]
+    return out
 
 
 # ----------------------------------------------------------------------------- compute
 
 def test_compute_default_shapes_and_rows_sum_to_one():
-    tokens, weights, mask, message = compute(ExplorerState())
-    assert tokens == EN.split() + ["<pad>", "<pad>"]
+    r = compute(ExplorerState())
+    tokens, weights, mask, message = r.tokens, r.weights, r.mask, r.message
+    assert tokens == r.keys == EN.split() + ["<pad>", "<pad>"]
+    assert r.muted_queries == r.muted_keys == (False,) * 10 + (True, True) and r.fixed == {}
     assert weights.shape == (8, 12, 12) and mask.shape == (12, 12) and mask.all()
     torch.testing.assert_close(weights.sum(-1), torch.ones(8, 12))
     assert message == ""
 
 
 def test_compute_is_deterministic_and_leaves_the_global_rng_alone():
-    ex._model.cache_clear()
-    ex._embedding.cache_clear()
+    cx._model.cache_clear()
+    cx._embedding.cache_clear()
     torch.manual_seed(123)
     before = torch.random.get_rng_state()
     a = compute(ExplorerState(mask="causal", num_heads=4))
     assert torch.equal(torch.random.get_rng_state(), before)
-    ex._model.cache_clear()
-    ex._embedding.cache_clear()
+    cx._model.cache_clear()
+    cx._embedding.cache_clear()
     b = compute(ExplorerState(mask="causal", num_heads=4))
     assert torch.equal(a.weights, b.weights)
 
@@ -68,7 +92,7 @@ def test_compute_is_deterministic_and_leaves_the_global_rng_alone():
 def test_same_word_same_embedding_and_heads_share_projections():
     w = compute(ExplorerState(sentence="the cat the", pad=0)).weights
     torch.testing.assert_close(w[:, 0], w[:, 2])          # no positions: equal tokens, equal rows
-    one, eight = ex._model(1), ex._model(8)
+    one, eight = cx._model(1), cx._model(8)
     assert torch.equal(one.q_proj.weight, eight.q_proj.weight)
 
 
@@ -141,56 +165,87 @@ def test_state_rejects_impossible_values():
             ExplorerState(**bad)
 
 
-# ----------------------------------------------------------------------------- render
+# ----------------------------------------------------------------------------- SVG
 
-@pytest.mark.parametrize("state", [
-    ExplorerState(),
-    ExplorerState(num_heads=1, scaled=False),
-    ExplorerState(head=3, annotate=True, mask="causal"),
-    ExplorerState(sentence=" ".join(["word"] * 30), pad=2, mask="causal+padding", pad_side="left"),
-    ExplorerState(sentence=ZH, lang="zh", num_heads=2, annotate=True),
+@pytest.mark.parametrize("state,panels", [
+    (ExplorerState(), 8),
+    (ExplorerState(num_heads=1, scaled=False), 1),
+    (ExplorerState(head=3, annotate=True, mask="causal"), 1),
+    (ExplorerState(sentence=" ".join(["word"] * 30), pad=2, mask="causal+padding", pad_side="left"), 8),
+    (ExplorerState(sentence=ZH, lang="zh", num_heads=2, annotate=True), 2),
 ])
-def test_render_has_a_fixed_size_and_stays_out_of_pyplot(state):
-    before = plt.get_fignums()
-    fig = render(state)
-    assert isinstance(fig, Figure) and plt.get_fignums() == before
-    assert png_size(to_png(fig)) == (720, 432)
-    assert png_size(to_png(render(state.replace(large=True)))) == (864, 518)
+def test_svg_cells_labels_masked_colour_and_viewbox(state, panels):
+    r = compute(state)
+    root = parse_svg(render(state))
+    T = len(r.tokens)
+    x0, y0, w, h = map(float, root.get("viewBox").split())
+    assert (x0, y0, w) == (0, 0, svg.WIDTH) and h > 0 and root.get("width") == "100%"
+    ks = cells(root)
+    assert len(ks) == panels * T * T and len(rows(root)) == T
+    heads = list(range(r.weights.shape[0]) if state.head == ALL_HEADS else [state.head])
+    for k, (row, rect, tip) in enumerate(ks):
+        i, rest = divmod(k, panels * T)
+        p, j = divmod(rest, T)
+        fill, tip = rect.get("fill"), tip.text
+        assert row == i and rows(root)[i].get("class") == f"row r{i}"
+        if r.mask[i, j]:
+            v = float(r.weights[heads[p], i, j])
+            assert fill == svg.LUT[int(np.rint(np.float32(v) * np.float32(255)))] and fill != MASKED_COLOR
+            assert tip == f"{r.tokens[i]} → {r.tokens[j]} · {v:.3f}"
+        else:
+            assert fill == MASKED_COLOR
+            assert tip == f"{r.tokens[i]} → {r.tokens[j]} · {t('explorer.tip.masked', state.lang)}"
+    labels = [e.text for e in root.iter(SVG_NS + "text") if (e.get("class") or "").startswith("q ")]
+    R = svg.grid_shape(panels)[0]
+    assert labels == [svg.short_label(tok) for tok in r.tokens for _ in range(R)]    # per panel row, first in the row
+    for i, g in enumerate(rows(root)):
+        kids = list(g)
+        assert all(e.get("class") == f"q q{i}" and e.get("tabindex") == "0" for e in kids[:R])
+        assert all(e.tag == SVG_NS + "rect" for e in kids[R:R + 2 * panels * T:2]) and len(kids[R:]) >= 2 * panels * T
 
 
-def test_render_is_deterministic_and_reacts_to_every_control():
+def test_svg_masked_colour_is_the_course_colour_everywhere():
+    from attnlab import heatmap_grid
+
+    assert heatmap_grid.CMAP.get_bad()[:3] == pytest.approx(matplotlib.colors.to_rgb(MASKED_COLOR))
+    state = ExplorerState(mask="causal", lang="vi")
+    html = render(state)
+    assert f'background:{MASKED_COLOR}' in html and t("explorer.legend_masked", "vi") in html
+
+
+def test_svg_x_labels_all_rotated_the_same_way():
+    for sentence, rotated in (("a b c", False), ("我 爱 你", False), (EN, True)):
+        root = parse_svg(render(ExplorerState(sentence=sentence, pad=0, num_heads=8)))
+        xl = [e for e in root.iter(SVG_NS + "text") if e.get("class") == "kl"]
+        assert xl and {("rotate(-90)" in (e.get("transform") or "")) for e in xl} == {rotated}, sentence
+
+
+def test_svg_sizes_grow_in_large_font_mode_and_fill_the_width():
+    for state in (ExplorerState(), ExplorerState(num_heads=1), ExplorerState(sentence=" ".join(["w"] * 32), pad=0,
+                                                                         num_heads=1)):
+        small = svg.Layout(state.heads if state.head == ALL_HEADS else 1, *[len(compute(state).tokens)] * 2,
+                           compute(state).tokens, compute(state).tokens, False)
+        large = svg.Layout(state.heads, *[len(compute(state).tokens)] * 2, compute(state).tokens,
+                           compute(state).tokens, True)
+        assert large.tick >= small.tick
+        grid = large.left + large.C * large.pw + (large.C - 1) * large.gap
+        assert grid >= 0.9 * svg.WIDTH and grid <= svg.WIDTH
+
+
+def test_svg_is_deterministic_and_reacts_to_every_control():
     base = ExplorerState()
-    png = to_png(render(base))
-    assert to_png(render(base)) == png
+    html = render(base)
+    strip = lambda h: re.sub(r"attnlab-svg-\d+", "ID", h)
+    assert strip(render(base)) == strip(html)
     for change in (dict(mask="causal"), dict(num_heads=2), dict(head=0), dict(pad=3), dict(pad_side="left"),
-                   dict(scaled=False), dict(head=0, annotate=True), dict(lang="vi"), dict(sentence=VI)):
-        assert to_png(render(base.replace(**change))) != png, change
+                   dict(scaled=False), dict(head=0, annotate=True), dict(lang="vi"), dict(sentence=VI),
+                   dict(large=True)):
+        assert strip(render(base.replace(**change))) != strip(html), change
 
 
-def test_redrawing_a_canvas_in_place_gives_the_same_picture_as_a_new_one():
-    canvas = ex.new_canvas()
-    for state in (ExplorerState(annotate=True, head=0), ExplorerState(mask="causal+padding", pad_side="left"),
-                  ExplorerState(sentence=ZH, lang="zh", num_heads=2), ExplorerState(num_heads=1, scaled=False)):
-        fig, _ = ex.draw(state, compute(state), canvas)
-        assert fig is canvas.fig
-        assert canvas.png() == to_png(render(state)), state
-
-
-def test_cached_text_looks_like_text():
-    """The bitmap cache must not change what a label looks like."""
-    from matplotlib.text import Text
-
-    from attnlab.heatmap_grid import CachedText
-
-    def draw(cls):
-        fig = Figure(figsize=(2, 1), dpi=80)
-        for k, (s, rot) in enumerate([("Tôi", 0), ("注意力", 0), ("because", 90)]):
-            fig.add_artist(cls(0.2 + 0.3 * k, 0.5, s, ha="center", va="center", rotation=rot, fontsize=9))
-        return np.asarray(Image.open(io.BytesIO(to_png(fig)))).astype(int)
-
-    plain, cached, again = draw(Text), draw(CachedText), draw(CachedText)
-    assert np.array_equal(cached, again)
-    assert np.abs(plain - cached).max(-1).astype(bool).mean() < 0.02     # at most a 1-pixel shift
+def test_svg_escapes_tokens():
+    root = parse_svg(render(ExplorerState(sentence="<b> & \"x\"", pad=0)))
+    assert "<b>" in [e.text for e in root.iter(SVG_NS + "text")]
 
 
 def test_plot_grid_is_a_pyplot_figure_mask_by_head():
@@ -215,17 +270,16 @@ def test_widget_construct_and_defaults():
     assert isinstance(w, attnlab.AttentionExplorer) and isinstance(w, ipywidgets.VBox)
     assert w.state == ExplorerState(sentence=VI, lang="vi", mask="causal", num_heads=4)
     assert w.controls["sentence"].value == VI and w.controls["head"].value == ALL_HEADS
-    assert png_size(w.image.value) == (720, 432)
-    assert w.image.layout.height == "432px"
+    assert len(cells(parse_svg(w.heatmap.value))) == 4 * len(compute(w.state).tokens) ** 2
     assert w.read_state() == w.state
 
 
 def test_widget_starting_with_bad_input_shows_the_message():
     w = attnlab.explore(lang="vi", sentence="🤖")
     assert html_text(w.message.value) == "⚠ " + t("explorer.error.chars", "vi", chars="🤖")
-    assert w.image.value == b""
+    assert w.heatmap.value == ""
     w.controls["sentence"].value = VI
-    assert "⚠" not in w.message.value and png_size(w.image.value) == (720, 432)
+    assert "⚠" not in w.message.value and "<svg" in w.heatmap.value
 
 
 def test_widget_default_language_follows_the_course():
@@ -238,14 +292,14 @@ def test_widget_default_language_follows_the_course():
 
 def test_widget_control_changes_change_the_image():
     w = attnlab.explore(lang="en")
-    seen = {w.image.value}
+    seen = {w.heatmap.value}
     for name, value in [("mask", "causal"), ("mask", "causal+padding"), ("num_heads", 2), ("num_heads", 1),
                         ("pad", 4), ("pad_side", "left"), ("scaled", False), ("num_heads", 8), ("head", 5),
                         ("annotate", True), ("sentence", ZH)]:
         w.controls[name].value = value
         assert w.message.value.count("⚠") == 0, (name, w.message.value)
-        assert w.image.value not in seen, name
-        seen.add(w.image.value)
+        assert w.heatmap.value not in seen, name
+        seen.add(w.heatmap.value)
         assert getattr(w.state, name) == value
 
 
@@ -286,19 +340,19 @@ def test_widget_language_switch_relabels_every_control():
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_widget_bad_input_shows_a_message_and_keeps_the_last_figure(lang):
     w = attnlab.explore(lang=lang)
-    first_png, first_state = w.image.value, w.state
+    first_png, first_state = w.heatmap.value, w.state
     for case, (changes, key, values) in BAD_INPUTS.items():
         for name, value in changes[:-1]:
             w.controls[name].value = value
         assert "⚠" not in w.message.value
-        good_png, good_state = w.image.value, w.state
+        good_png, good_state = w.heatmap.value, w.state
         name, value = changes[-1]
         w.controls[name].value = value
         assert html_text(w.message.value) == "⚠ " + t(key, lang, **values), case
-        assert w.image.value == good_png and w.state == good_state, case
+        assert w.heatmap.value == good_png and w.state == good_state, case
         w.controls["sentence"].value = first_state.sentence
         w.controls["pad"].value = first_state.pad
-        assert "⚠" not in w.message.value and w.image.value == first_png
+        assert "⚠" not in w.message.value and w.heatmap.value == first_png
     w.controls["sentence"].value = "🤖"
     w.controls["lang"].value = "vi" if lang != "vi" else "zh"     # the message follows the language
     assert html_text(w.message.value) == "⚠ " + t("explorer.error.chars", w.controls["lang"].value, chars="🤖")
@@ -312,23 +366,23 @@ def html_text(value: str) -> str:
 
 def test_widget_unexpected_error_is_one_line_and_keeps_the_figure(monkeypatch):
     w = attnlab.explore(lang="en")
-    good = w.image.value
+    good = w.heatmap.value
 
     def broken(*args):
         raise RuntimeError("boom\nTraceback (most recent call last): ...")
 
-    monkeypatch.setattr(ex, "draw", broken)
+    monkeypatch.setattr(wx, "draw", broken)
     w.controls["mask"].value = "causal"
     assert html_text(w.message.value) == "⚠ " + t("explorer.error.unexpected", "en", kind="RuntimeError", detail="boom")
-    assert w.image.value == good
+    assert w.heatmap.value == good
     monkeypatch.undo()
     w.controls["mask"].value = "padding"
-    assert "⚠" not in w.message.value and w.image.value != good
+    assert "⚠" not in w.message.value and w.heatmap.value != good
 
 
 def test_widget_unexpected_error_while_relabelling_is_one_line(monkeypatch):
     w = attnlab.explore(lang="en")
-    monkeypatch.setattr(ex, "t", lambda key, lang=None, **f: 1 / 0 if key == "explorer.sentence" else t(key, lang, **f))
+    monkeypatch.setattr(wx, "t", lambda key, lang=None, **f: 1 / 0 if key == "explorer.sentence" else t(key, lang, **f))
     w.controls["lang"].value = "vi"
     assert html_text(w.message.value).startswith("⚠ ") and "ZeroDivisionError" in w.message.value
     assert "\n" not in html_text(w.message.value)
@@ -348,11 +402,25 @@ def test_widget_notes_are_shown():
 def test_widget_large_font_mode():
     w = attnlab.explore(lang="en")
     w.controls["large"].value = True
-    assert ex.LARGE_CLASS in w._dom_classes
-    assert png_size(w.image.value) == (864, 518) and w.image.layout.height == "518px"
-    assert w.controls["mask"].style.description_width == ex.LABEL_WIDTH[True]
+    assert ex.widgets.LARGE_CLASS in w._dom_classes
+    assert all(c.style.description_width == "initial" for c in w.controls.values() if hasattr(c.style, "description_width"))
+    large = parse_svg(w.heatmap.value)
+    assert float(large.get("font-size")) > float(parse_svg(render(w.state.replace(large=False))).get("font-size"))
     w.controls["large"].value = False
-    assert ex.LARGE_CLASS not in w._dom_classes and w.image.layout.height == "432px"
+    assert ex.widgets.LARGE_CLASS not in w._dom_classes
+
+
+def test_widget_text_fallback_is_short_and_in_the_ui_language():
+    for lang in LANGUAGES:
+        w = attnlab.explore(lang=lang)
+        assert repr(w) == t("explorer.fallback", lang) and "ExplorerState" not in repr(w)
+
+
+def test_widget_message_area_takes_no_room_when_empty():
+    w = attnlab.explore(lang="en")
+    assert w.message.value == "" and w.message.layout.display == "none"
+    w.controls["sentence"].value = ""
+    assert w.message.layout.display != "none"
 
 
 def test_widget_updates_do_not_leak_figures():
@@ -434,15 +502,13 @@ def test_trained_state_validation():
             ExplorerState(**bad)
 
 
-def test_trained_render_uses_the_same_canvas_and_size():
-    canvas = ex.new_canvas()
+def test_trained_render_reacts_to_layer_and_digits():
+    strip = lambda h: re.sub(r"attnlab-svg-\d+", "ID", h)
     for state in (TRAINED, TRAINED.replace(head=3, annotate=True, lang="vi"), TRAINED.replace(layer=1, lang="zh")):
-        fig, note = ex.draw(state, compute(state), canvas)
-        assert fig is canvas.fig and canvas.png() == to_png(render(state)), state
-        assert png_size(canvas.png()) == (720, 432)
-    assert to_png(render(TRAINED)) != to_png(render(TRAINED.replace(layer=1)))
-    assert to_png(render(TRAINED)) != to_png(render(TRAINED.replace(digits="2 7 1 8 2 8")))
-    assert to_png(render(TRAINED.replace(large=True))) and png_size(to_png(render(TRAINED.replace(large=True)))) == (864, 518)
+        n = len(compute(state).tokens)
+        assert len(cells(parse_svg(render(state)))) == (4 if state.head == ALL_HEADS else 1) * n * n
+    assert strip(render(TRAINED)) != strip(render(TRAINED.replace(layer=1)))
+    assert strip(render(TRAINED)) != strip(render(TRAINED.replace(digits="2 7 1 8 2 8")))
 
 
 def _disabled(w):
@@ -451,30 +517,34 @@ def _disabled(w):
 
 def test_widget_model_switch_changes_the_image_and_locks_controls():
     w = attnlab.explore(lang="en", num_heads=8, head=5, mask="causal")
-    random_png, random_state = w.image.value, w.state
+    random_png, random_state = w.heatmap.value, w.state
     assert _disabled(w) == {"layer"} and w.mode_note.layout.display == "none"
     w.controls["model"].value = "trained"
-    assert "⚠" not in w.message.value and w.image.value != random_png
+    assert "⚠" not in w.message.value and w.heatmap.value != random_png
     assert w.state.trained and w.state.digits == "3 1 4 1 5 9" and w.controls["sentence"].value == "3 1 4 1 5 9"
     assert w.state.head == ALL_HEADS and [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]
     assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
+    shown = {name: w.controls[name].value for name in ("mask", "num_heads", "pad", "scaled")}
+    assert shown == {"mask": "causal", "num_heads": 4, "pad": 0, "scaled": True}      # the model's real settings
+    assert all(w.controls[n].description.endswith(t("explorer.fixed_suffix", "en")) for n in shown)
     assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", "en", h=4))
     assert w.mode_note.layout.display != "none"
     assert w.controls["sentence"].description == t("explorer.digits", "en")
     assert w.controls["sentence"].placeholder == t("explorer.digits_hint", "en")
-    seen = {random_png, w.image.value}
+    seen = {random_png, w.heatmap.value}
     for name, value in [("layer", 1), ("head", 2), ("sentence", "27182818"), ("annotate", True), ("layer", 2)]:
         w.controls[name].value = value
         assert "⚠" not in w.message.value, (name, w.message.value)
-        assert w.image.value not in seen, name
-        seen.add(w.image.value)
+        assert w.heatmap.value not in seen, name
+        seen.add(w.heatmap.value)
     w.controls["model"].value = "random"
     assert _disabled(w) == {"layer"} and w.mode_note.layout.display == "none"
     assert w.controls["sentence"].value == random_state.sentence
     assert w.state.sentence == random_state.sentence and w.state.mask == "causal" and w.state.num_heads == 8
+    assert (w.controls["pad"].value, w.controls["num_heads"].value) == (random_state.pad, 8)   # the user's values back
     w.controls["annotate"].value = False
     w.controls["head"].value = 5
-    assert w.image.value == random_png                                 # the same figure as before the switch
+    assert w.heatmap.value == random_png                                 # the same figure as before the switch
     w.controls["model"].value = "trained"                             # and the digits come back too
     assert w.controls["sentence"].value == "27182818" and w.state.digits == "27182818"
 
@@ -492,13 +562,13 @@ def test_widget_model_switch_restores_an_edited_sentence():
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_widget_trained_bad_digits_keep_the_last_figure(lang):
     w = attnlab.explore(lang=lang, model="trained")
-    good_png, good_state = w.image.value, w.state
+    good_png, good_state = w.heatmap.value, w.state
     for digits, (key, values) in BAD_DIGITS.items():
         w.controls["sentence"].value = digits
         assert html_text(w.message.value) == "⚠ " + t(key, lang, **values), digits
-        assert w.image.value == good_png and w.state == good_state, digits
+        assert w.heatmap.value == good_png and w.state == good_state, digits
     w.controls["sentence"].value = "9 8 7 6 5 4"
-    assert "⚠" not in w.message.value and w.image.value != good_png
+    assert "⚠" not in w.message.value and w.heatmap.value != good_png
 
 
 def test_widget_trained_mode_labels_follow_the_language():
@@ -513,3 +583,114 @@ def test_widget_trained_mode_labels_follow_the_language():
         assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", lang, h=4))
         assert html_text(w.message.value) == "ℹ " + t("explorer.note.trained", lang)
     assert w.controls["layer"].options[0][0] == "第 1 层" and w.controls["model"].options[0][0] == "随机权重"
+
+
+# ----------------------------------------------------------------------------- translator adapter (lesson 08)
+
+class FakeMaps:
+    """What ``attnlab.translator.attention_maps`` returns (the agreed API), with made-up weights."""
+
+    def __init__(self, number: int):
+        self.src_tokens = list(str(number))
+        self.tgt_tokens = ["<bos>"] + [f"w{k}" for k in range(len(self.src_tokens) + 1)]
+        S, T = len(self.src_tokens), len(self.tgt_tokens)
+        g = torch.Generator().manual_seed(number)
+        soft = lambda *shape: torch.rand(*shape, generator=g).softmax(-1)
+        self.enc_self = [soft(2, S, S) for _ in range(3)]
+        self.dec_self = [torch.rand(2, T, T, generator=g).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(),
+                                                                       float("-inf")).softmax(-1) for _ in range(3)]
+        self.cross = [soft(2, T, S) for _ in range(3)]
+
+
+@pytest.fixture
+def fake_translator(monkeypatch):
+    import sys
+    import types
+
+    module = types.ModuleType("attnlab.translator")
+    module.load_pretrained = lambda lang: f"model-{lang}"
+    def attention_maps(model, number):
+        if number > 10 ** 9:
+            raise ValueError("at most 9 digits")
+        return FakeMaps(number)
+    module.attention_maps = attention_maps
+    monkeypatch.setitem(sys.modules, "attnlab.translator", module)
+    monkeypatch.setattr(attnlab, "translator", module, raising=False)
+    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+        f.cache_clear()
+    yield module
+    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+        f.cache_clear()
+
+
+def test_translator_adapter_rows_columns_and_masks(fake_translator):
+    state = ExplorerState(model="translator-vi", number="2 024", layer=2)
+    maps = FakeMaps(2024)
+    for kind, rows, cols in (("enc_self", maps.src_tokens, maps.src_tokens),
+                             ("dec_self", maps.tgt_tokens, maps.tgt_tokens),
+                             ("cross", maps.tgt_tokens, maps.src_tokens)):
+        r = compute(state.replace(attention=kind))
+        assert (r.queries, r.keys) == (rows, cols)
+        assert r.weights.shape == (2, len(rows), len(cols))
+        assert torch.equal(r.weights, getattr(maps, kind)[1])
+        assert r.fixed == {"mask": "causal" if kind == "dec_self" else "none", "num_heads": 2, "pad": 0,
+                           "scaled": True, "layers": 3}
+        root = parse_svg(render(state.replace(attention=kind)))
+        assert len(cells(root)) == 2 * len(rows) * len(cols)           # T != S for cross-attention
+    with pytest.raises(InputError) as info:
+        compute(state.replace(number="12a", lang="vi"))
+    assert info.value.message == t("explorer.error.number", "vi", detail="12a")
+    with pytest.raises(InputError):
+        compute(state.replace(number="12345678901"))
+
+
+def test_translator_in_the_widget(fake_translator):
+    assert ex.translator_available()
+    w = attnlab.explore(lang="zh")
+    assert [v for _, v in w.controls["model"].options] == list(ex.MODELS)
+    assert w.controls["attention"].layout.display == "none"
+    w.controls["model"].value = "translator-zh"
+    assert "⚠" not in w.message.value, w.message.value
+    assert w.controls["attention"].layout.display != "none" and w.state.attention == "cross"
+    assert [v for _, v in w.controls["layer"].options] == [1, 2, 3]
+    assert {n: w.controls[n].value for n in ("mask", "num_heads", "pad", "scaled")} == \
+        {"mask": "none", "num_heads": 2, "pad": 0, "scaled": True}
+    assert all(w.controls[n].disabled for n in ("mask", "num_heads", "pad", "pad_side", "scaled"))
+    w.controls["attention"].value = "dec_self"
+    assert w.controls["mask"].value == "causal"
+    w.controls["sentence"].value = "7"
+    assert "⚠" not in w.message.value and w.state.number == "7"
+    w.controls["model"].value = "random"
+    assert w.controls["num_heads"].value == 8 and w.controls["sentence"].value == ZH
+
+
+# ----------------------------------------------------------------------------- the dashboard
+
+def test_dashboard_notebook_and_voila_config():
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    config = json.loads((root / "notebooks" / "voila.json").read_text(encoding="utf-8"))
+    assert config["TagRemovePreprocessor"]["remove_cell_tags"] == ["voila-skip"]      # markdown cells
+    skip = re.compile("|".join(config["RegexRemovePreprocessor"]["patterns"]))           # code cells (no new tag)
+    kernels = config["MappingKernelManager"]
+    assert 0 < kernels["cull_idle_timeout"] <= 3600 and 0 < kernels["cull_interval"] <= kernels["cull_idle_timeout"]
+    cells = json.loads((root / "notebooks" / "attention_explorer.ipynb").read_text(encoding="utf-8"))["cells"]
+    tags = [c["metadata"].get("tags", []) for c in cells]
+    sources = ["".join(c["source"]) for c in cells]
+    widget = next(i for i, s in enumerate(sources) if "dashboard()" in s)
+    grid = next(i for i, s in enumerate(sources) if "plot_grid(" in s)
+    left_out = [("voila-skip" in tags[i]) or bool(skip.match(sources[i])) for i in range(len(cells))]
+    assert grid < widget and left_out[grid] and not left_out[widget]
+    assert "nbval-ignore-output" in tags[widget]
+    # In Voilà, nothing with output comes before the explorer but the setup and language cells.
+    shown = [i for i in range(widget) if not left_out[i]]
+    assert all(cells[i]["cell_type"] == "code" and not cells[i].get("outputs") for i in shown)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_dashboard_prose_follows_the_language(lang):
+    w = ex.dashboard(lang="en")
+    w.controls["lang"].value = lang
+    assert t("explorer.dashboard.prose", lang) in html_text(w.prose.value)

@@ -3,81 +3,25 @@
 Used by the explorer (heads side by side) and by its static figure (mask type x head).
 Everything lives in ONE invisible Axes whose data coordinates are the figure's pixels
 (origin top left): the panels are ``imshow`` images placed with ``extent``, the token
-labels are plain texts. No tick machinery, no per-panel Axes, no constrained layout, and
-labels blitted from a bitmap cache (``CachedText``): an 8-panel figure draws about five
-times faster, and keeps its size whatever the tokens are. A ``HeatmapCanvas`` can draw
-again and again into the same figure, reusing its artists: almost no garbage per drawing,
-so no long pauses of Python's garbage collector while a slider moves.
-Masked cells are grey; a query row that sees no key at all gets a red label.
+labels are plain texts. No tick machinery, no per-panel Axes, no constrained layout: the
+figure keeps its size whatever the tokens are. Masked cells have the course's one masked
+colour (``attnlab.style.MASKED_COLOR``); a query row that sees no key at all gets a red label;
+the x labels are all upright or all vertical.
 """
 from __future__ import annotations
 
-import io
 import unicodedata
 from typing import Sequence
 
-import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import RendererAgg
-from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
-from matplotlib.transforms import IdentityTransform
 
-MASKED_COLOR = "#d0d0d0"
-EMPTY_ROW_COLOR = "#c0392b"
-MUTED_COLOR = "#7f7f7f"
-TEXT_COLOR = "#222222"
+from .style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, weight_cmap
+
 MAX_LABEL_CHARS = 8
-CMAP = matplotlib.colormaps["viridis"].with_extremes(bad=MASKED_COLOR)
-
-
-class CachedText(Text):
-    """A Text that the Agg renderer draws from a cache of bitmaps.
-
-    Rendering a short label with FreeType costs about a millisecond; blitting the bitmap of
-    an identical label (same text, font, colour, rotation, alignment and dpi) costs a few
-    microseconds. The bitmap is made by ``Text.draw`` itself, so it looks the same; other
-    renderers (PDF, SVG) draw a normal Text.
-    """
-    cache: dict = {}
-    max_cached = 4096
-
-    def draw(self, renderer):
-        if not isinstance(renderer, RendererAgg) or not self.get_visible() or not self.get_text():
-            return super().draw(renderer)
-        x, y = np.round(self.get_transform().transform(self.get_position())).astype(int)
-        font = self.get_fontproperties()                     # mutable: key on its values
-        key = (self.get_text(), tuple(font.get_family()), font.get_style(), font.get_weight(),
-               font.get_size_in_points(), to_rgba(self.get_color(), self.get_alpha()), self.get_rotation(),
-               self.get_ha(), self.get_va(), renderer.dpi)
-        bitmap = self.cache.get(key)
-        if bitmap is None:
-            if len(self.cache) >= self.max_cached:
-                self.cache.clear()
-            bitmap = self.cache[key] = self._bitmap(renderer)
-        image, dx, dy = bitmap
-        gc = renderer.new_gc()
-        renderer.draw_image(gc, x + dx, y + dy, image)
-        gc.restore()
-        self.stale = False
-
-    def _bitmap(self, renderer):
-        """The text alone, anchored at (0, 0) on a small canvas: (RGBA rows bottom-up, dx, dy)."""
-        copy = Text()
-        copy.update_from(self)
-        copy.set_text(self.get_text())
-        copy.set_figure(self.figure)
-        copy.set_transform(IdentityTransform())
-        box = copy.get_window_extent(renderer)
-        pad = 2
-        left, bottom = int(np.floor(box.x0)) - pad, int(np.floor(box.y0)) - pad
-        width, height = int(np.ceil(box.x1)) + pad - left, int(np.ceil(box.y1)) + pad - bottom
-        copy.set_position((-left, -bottom))
-        scratch = RendererAgg(width, height, renderer.dpi)
-        Text.draw(copy, scratch)
-        return np.asarray(scratch.buffer_rgba())[::-1].copy(), left, bottom
+CMAP = weight_cmap()
 
 
 def text_width(text: str) -> float:
@@ -98,7 +42,7 @@ class HeatmapCanvas:
     """A figure for heatmap grids that can be redrawn many times, reusing its artists.
 
     ``HeatmapCanvas(fig).draw(weights, ...)`` draws into ``fig`` (empty at first, from
-    pyplot or not); each later ``draw`` replaces the previous drawing. ``png()`` encodes it.
+    pyplot or not); each later ``draw`` replaces the previous drawing.
     """
 
     TEXT_DEFAULTS = dict(ha="left", va="baseline", rotation=0, color=TEXT_COLOR)
@@ -123,7 +67,7 @@ class HeatmapCanvas:
         return artist
 
     def text(self, x: float, y: float, s: str, **props) -> Text:
-        text = self._next("text", lambda: self.ax.add_artist(CachedText(0, 0, "")))
+        text = self._next("text", lambda: self.ax.add_artist(Text(0, 0, "")))
         text.set(position=(x, y), text=s, **{**self.TEXT_DEFAULTS, **props})
         return text
 
@@ -141,11 +85,6 @@ class HeatmapCanvas:
         rect.set_bounds(x, y, width, height)
         return rect
 
-    def png(self) -> bytes:
-        buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", dpi=self.fig.dpi, pil_kwargs={"compress_level": 1})
-        return buf.getvalue()
-
     # --- the drawing
 
     def draw(self, weights, masks, tokens: Sequence[str], *, titles: Sequence[str], xlabel: str,
@@ -153,7 +92,7 @@ class HeatmapCanvas:
              muted: Sequence[bool] | None = None, annotate: bool = False, font_scale: float = 1.0) -> bool:
         """Draw ``weights`` (R, C, T, T) as an R x C grid of heatmaps, replacing the previous drawing.
 
-        ``masks`` (bool, True = may attend) broadcasts to the weights; masked cells are grey.
+        ``masks`` (bool, True = may attend) broadcasts to the weights; masked cells get MASKED_COLOR.
         ``titles`` has R * C panel titles; ``ylabel`` is one string or one per row of panels.
         ``footnote`` and ``warning`` (red) are one line each under the grid. ``muted`` marks
         tokens (e.g. padding) whose labels are grey. Returns whether the values were written
@@ -199,11 +138,11 @@ class HeatmapCanvas:
             return label_px, xlabel_px, max(side, 4.0 * T)
 
         # Pass 1 sizes the labels for the cells; pass 2 redoes the margins for labels of that size,
-        # turning vertical only the x labels wider than a cell (single CJK characters stay upright).
+        # turning every x label vertical when one of them is wider than a cell (all the same way).
         tick_fs = 0.85 * fs
-        _, _, side = fit(tick_fs, [w > 1.2 for w in widths])
+        _, _, side = fit(tick_fs, [max(widths, default=0) > 1.2] * len(widths))
         tick_fs = min(tick_fs, 0.75 * side / T / px)
-        rotate = [w * tick_fs * px > 0.8 * side / T for w in widths]
+        rotate = [max(widths, default=0) * tick_fs * px > 0.8 * side / T] * len(widths)
         label_px, xlabel_px, side = fit(tick_fs, rotate)
         cell = side / T
         x0 = label_px + 1.2 * line

@@ -7,10 +7,12 @@ from typing import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from .fonts import use_course_fonts
-from .i18n import t
+from .i18n import num, t
+from .style import weight_cmap
 
 
 def _course_fonts(fn):
@@ -45,7 +47,9 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
         raise ValueError(f"weights are ({T}, {S}) but got {len(queries)} query and {len(keys)} key labels")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.45 * S, 0.8 + 0.45 * T))
-    im = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax)
+    # Masked weights (exactly 0 after the softmax) in the course's one masked colour. An unmasked
+    # weight is exactly 0 only if its score is ~100 below the row's largest, far from the lessons.
+    im = ax.imshow(np.ma.masked_equal(w.numpy(), 0.0), cmap=weight_cmap(cmap), vmin=vmin, vmax=vmax)
     ax.set_xticks(range(S), keys, rotation=45 if max(map(len, keys), default=0) > 3 else 0)
     ax.set_yticks(range(T), queries)
     ax.set_xlabel(t("plot.keys", lang))
@@ -55,7 +59,7 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
         for i in range(T):
             for j in range(S):
                 v = w[i, j].item()
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, num(v, ".2f", lang), ha="center", va="center", fontsize=7,
                         color="black" if v > 0.6 * vmax else "white")
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
