@@ -52,7 +52,7 @@ matrix:                        ## NOT part of `make test`: a venv per Python + t
 	$(PYTHON) tools/matrix.py $(MATRIX) $(MATRIX_ARGS)
 
 voila: setup
-	$(BIN)/voila notebooks/attention_explorer.ipynb --no-browser
+	$(BIN)/voila --Voila.config_file_paths=notebooks notebooks/attention_explorer.ipynb --no-browser
 
 .PHONY: site
 site: setup                    ## the course website from the notebooks' stored outputs -> build/site
