@@ -34,7 +34,7 @@ RULES = {
     ],
 }
 # Version numbers keep their dot in every language: torch 2.5, Python 3.10, CC BY-SA 4.0.
-VERSION = re.compile(r"(torch|python|pytorch|ipython|colab|cuda|numpy|matplotlib|phiên bản|version|by-sa|v)\b[^.\n]{0,12}$", re.I)
+VERSION = re.compile(r"(torch|python|pytorch|ipython|colab|cuda|numpy|matplotlib|phiên bản|version|by-sa|license|tương tự|v)\b[^.\n]{0,12}$", re.I)
 
 
 def _slips(lang: str, text: str):
@@ -93,7 +93,7 @@ def test_rules_catch_the_typical_slips():
     assert slips("用PyTorch写3个", "zh") == ["a half-width space between Chinese and Latin letters or digits"]
     assert not slips("他说“你好”——第 7 课，124,439,808 个，3.9485，`x = \"a\"`，| — |", "zh")
     assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số, 0.125', "vi")) == 5
-    assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, 20.000 cặp, từ torch 2.5, torch ≥ 2.5, CC BY-SA 4.0, `f\"{n:,}\"`", "vi")
+    assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, 20.000 cặp, từ torch 2.5, torch ≥ 2.5, CC BY-SA 4.0, Chia sẻ tương tự 4.0, SIL Open Font License 1.1, `f\"{n:,}\"`", "vi")
     assert avoided_terms("ba lớp con, một lô, độ lệch", "vi") and not avoided_terms("độ lệch chuẩn, lớp Python", "vi")
     assert avoided_terms("loss 掩码，一批数据，检查器", "zh") and not avoided_terms("损失，随机种子", "zh")
     assert LESSONS_ROOT.is_dir()
