@@ -162,18 +162,20 @@ def test_exercise_cells_marked_in_every_lesson(site):
             assert marked >= calls > 0, f"{lang}/{stem}: {marked} marked, {calls} checker calls"
 
 
-def test_glossary_rows_read_every_d2l_shape():
-    """The d2l terms may come as entry fields or as a separate table; all end in the same row."""
+def test_glossary_rows_carry_the_d2l_terms_and_avoid_lists():
+    """Each row holds the concept's terms, its avoided words per language and the d2l term where it differs."""
     fake = type(sys)("fake_glossary")
-    fake.GLOSSARY = {"key": {"en": "key", "vi": "khóa", "zh": "键", "d2l_zh": "键"},
-                     "mask": {"en": "mask", "vi": "mặt nạ", "zh": "掩码", "d2l": {"vi": "mặt nạ"}},
+    fake.GLOSSARY = {"key": {"en": "key", "vi": "khóa", "zh": "键"},
+                     "mask": {"en": "mask", "vi": "mặt nạ", "zh": "掩码"},
                      "head": {"en": "head", "vi": "đầu", "zh": "头"}}
     fake.AVOID = {"vi": {"phím": "key"}, "zh": {"遮罩": "mask"}}
-    fake.D2L = {"head": {"zh": "头"}}
+    fake.D2L = {"vi": {"mask": "mặt nạ che"}, "zh": {"key": "键值"}}
     rows, langs = build.glossary_rows(fake)
     assert langs == ["vi", "zh"]
-    assert [r[3] for r in rows] == [{"zh": "键"}, {"vi": "mặt nạ"}, {"zh": "头"}]
+    assert [r[3] for r in rows] == [{"zh": "键值"}, {"vi": "mặt nạ che"}, {}]
     assert rows[0][2] == {"vi": ["phím"], "zh": []} and rows[1][2] == {"vi": [], "zh": ["遮罩"]}
+    fake.D2L = {}
+    assert build.glossary_rows(fake)[1] == []
 
 
 def test_fold_matches_the_javascript_rule():
@@ -199,7 +201,7 @@ def server(site):
     httpd.server_close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")   # closed before another module starts its own Playwright
 def browser_context(server):
     if NO_BROWSER:
         pytest.skip(NO_BROWSER)
