@@ -31,10 +31,7 @@ Main entry points: ``make_model``, ``train``, ``accuracy``, ``antidiagonal_mass`
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
-import math
 import pathlib
 from typing import Iterator, NamedTuple, Sequence
 
@@ -45,6 +42,9 @@ import torch.nn.functional as F
 from .block import TransformerBlock
 from .masks import causal_mask
 from .positional import PositionalEncoding
+from .training import (  # noqa: F401  (num_parameters, default_device: part of this module's API)
+    cpu_threads, default_device, device_of, eval_mode, num_parameters, one_cpu_thread, warmup_cosine,
+)
 
 # ----------------------------------------------------------------------------- the vocabulary
 SEP, PAD = 10, 11
@@ -216,61 +216,10 @@ def make_model(seed: int = TRAIN_SEED, config: TinyConfig | None = None, causal:
         return TinyTransformer(config, causal=causal)
 
 
-def num_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def _device_of(model: nn.Module) -> torch.device:
-    return next(model.parameters()).device
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 # ----------------------------------------------------------------------------- training
 def lr_at(step: int, steps: int = STEPS, lr: float = LR, warmup: int = WARMUP) -> float:
     """Linear warm-up for ``warmup`` steps, then a cosine decay from ``lr`` to 0."""
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    return lr * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
-
-
-@contextlib.contextmanager
-def cpu_threads(n: int | None = 1):
-    """Run torch's CPU ops on ``n`` threads inside the block (None: leave the setting alone).
-
-    The tiny model's matrices are so small that extra threads only wait for each other — on a
-    busy 2-core machine a 0.3 s evaluation takes seconds with 2 threads. One thread also makes
-    every CPU run of the training recipe give the same weights, those of the saved checkpoint.
-    """
-    before = torch.get_num_threads()
-    if n is not None and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
-
-
-@contextlib.contextmanager
-def eval_mode(model: nn.Module):
-    """``model.eval()`` inside the block; the caller's train/eval mode is restored, even on an error."""
-    was_training = model.training
-    model.eval()
-    try:
-        yield model
-    finally:
-        model.train(was_training)
-
-
-def _one_cpu_thread(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with cpu_threads(1):
-            return fn(*args, **kwargs)
-    return wrapper
+    return warmup_cosine(step, steps, lr, warmup)
 
 
 def train(model: TinyTransformer, steps: int = STEPS, batch_size: int = BATCH_SIZE, lr: float = LR,
@@ -330,7 +279,7 @@ def greedy_reverse(model: TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     return cur[:, n + 1:]
 
 
-@_one_cpu_thread
+@one_cpu_thread
 @torch.no_grad()
 def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str = "greedy") -> float:
     """Fraction of sequences whose whole reversed part is right (exact match), held-out rows by default.
@@ -343,7 +292,7 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
     """
     if mode not in ("greedy", "teacher"):
         raise ValueError(f"mode must be 'greedy' or 'teacher', got {mode!r}")
-    ids = (heldout(model.config) if ids is None else ids).to(_device_of(model))
+    ids = (heldout(model.config) if ids is None else ids).to(device_of(model))
     n = lengths(ids)
     correct = 0
     with eval_mode(model):
@@ -359,11 +308,11 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
     return correct / ids.shape[0]
 
 
-@_one_cpu_thread
+@one_cpu_thread
 @torch.no_grad()
 def reverse_digits(model: TinyTransformer, digits: Sequence[int]) -> list[int]:
     """The model's greedy answer for one digit sequence."""
-    ids = torch.tensor([encode(digits)], device=_device_of(model))
+    ids = torch.tensor([encode(digits)], device=device_of(model))
     with eval_mode(model):
         return greedy_reverse(model, ids)[0].tolist()
 
@@ -380,11 +329,11 @@ def reversal_map(ids: torch.Tensor) -> torch.Tensor:
     return (q >= n) & (q < 2 * n) & (q + k == 2 * n - 1)
 
 
-@_one_cpu_thread
+@one_cpu_thread
 @torch.no_grad()
 def attention_weights(model: TinyTransformer, ids: torch.Tensor) -> list[torch.Tensor]:
     """Per layer, the (B, H, T, T) attention weights on the inputs of full rows ``ids``, on the CPU."""
-    inputs, _ = split(ids.to(_device_of(model)))
+    inputs, _ = split(ids.to(device_of(model)))
     with eval_mode(model):
         _, weights = model(inputs, need_weights=True)
     return [w.float().cpu() for w in weights]

@@ -32,10 +32,8 @@ Main entry points: ``make_model``, ``train``, ``accuracy``, ``generate``, ``tran
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import math
 import operator
 import pathlib
 from typing import NamedTuple, Sequence
@@ -49,6 +47,9 @@ from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, TransformerBlock
 from .masks import decoder_mask, padding_mask
 from .positional import PositionalEncoding
+from .training import (  # noqa: F401  (num_parameters, default_device: part of this module's API)
+    cpu_threads, default_device, device_of, num_parameters, one_cpu_thread, warmup_cosine,
+)
 
 PAD, BOS, EOS = 0, 1, 2
 SRC_TOKENS = ("_",) + tuple("0123456789")            # source id -> label
@@ -290,46 +291,10 @@ def make_model(lang: str = "vi", seed: int = TRAIN_SEED, config: TranslatorConfi
         return Translator(config)
 
 
-def num_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def _device_of(model: nn.Module) -> torch.device:
-    return next(model.parameters()).device
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-@contextlib.contextmanager
-def cpu_threads(n: int | None = 1):
-    """torch's CPU ops on ``n`` threads inside the block (None: unchanged). Small matrices run
-    fastest on one thread, and one thread makes every CPU run give the same weights."""
-    before = torch.get_num_threads()
-    if n is not None and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
-
-
-def _one_thread(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with cpu_threads(1):
-            return fn(*args, **kwargs)
-    return wrapper
-
-
 # ----------------------------------------------------------------------------- training
 def lr_at(step: int, steps: int = STEPS, lr: float = LR, warmup: int = WARMUP) -> float:
     """Linear warm-up, then a cosine decay to 0."""
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    return lr * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+    return warmup_cosine(step, steps, lr, warmup)
 
 
 def train(model: Translator, steps: int = STEPS, batch_size: int = BATCH_SIZE, lr: float = LR,
@@ -391,7 +356,7 @@ def generate(model: Translator, src: torch.Tensor, max_len: int | None = None,
     """
     was_training = model.training
     model.eval()
-    src = src.to(_device_of(model))
+    src = src.to(device_of(model))
     B, S = src.shape
     c = model.config
     H, L = c.num_heads, c.dec_layers
@@ -494,7 +459,7 @@ def decode_ids(ids, lang: str) -> list[str]:
     return words
 
 
-@_one_thread
+@one_cpu_thread
 def translate(model: Translator, numbers: Sequence[int] | int, use_cache: bool = True):
     """The model's words for one number (a list of words) or for a list of numbers (a list of lists)."""
     single = isinstance(numbers, int) and not isinstance(numbers, bool)
@@ -508,7 +473,7 @@ def join_words(words: Sequence[str], lang: str) -> str:
     return (" " if lang == "vi" else "").join(words)
 
 
-@_one_thread
+@one_cpu_thread
 @torch.no_grad()
 def accuracy(model: Translator, numbers: Sequence[int] | None = None, batch_size: int = 500) -> float:
     """Exact-match accuracy of greedy decoding (with the KV cache), held-out numbers by default."""
@@ -535,7 +500,7 @@ def alignment_map(numbers: Sequence[int], lang: str) -> torch.Tensor:
     return R
 
 
-@_one_thread
+@one_cpu_thread
 @torch.no_grad()
 def cross_attention(model: Translator, numbers: Sequence[int]) -> list[torch.Tensor]:
     """Teacher-forced cross-attention weights per decoder layer, (B, H, T, S) on the CPU."""
@@ -543,7 +508,7 @@ def cross_attention(model: Translator, numbers: Sequence[int]) -> list[torch.Ten
     model.eval()
     src, tgt = encode(numbers, model.lang)
     tgt_in, _ = shift_right(tgt)
-    dev = _device_of(model)
+    dev = device_of(model)
     _, w = model(src.to(dev), tgt_in.to(dev), need_weights=True)
     model.train(was_training)
     return [x.float().cpu() for x in w["cross"]]
@@ -623,7 +588,7 @@ class TranslatorMaps:
     cross: list[torch.Tensor]      # per decoder layer (H, T, S)
 
 
-@_one_thread
+@one_cpu_thread
 @torch.no_grad()
 def attention_maps(model: Translator, number: int, words: Sequence[str] | None = None) -> TranslatorMaps:
     """The model translates ``number`` (greedy); then one teacher-forced pass over ``<s>`` + its
@@ -632,7 +597,7 @@ def attention_maps(model: Translator, number: int, words: Sequence[str] | None =
     lang = model.lang
     was_training = model.training
     model.eval()
-    src = encode_source([n]).to(_device_of(model))
+    src = encode_source([n]).to(device_of(model))
     if words is None:
         words = translate(model, n)
     vocab = {w: i for i, w in enumerate(target_tokens(lang))}
