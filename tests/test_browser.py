@@ -6,7 +6,8 @@ SVG heatmap must change and no error or stderr output may appear; a hovered cell
 a hovered or focused query label highlights its row in every head. The same for the
 instructor's dashboard in Notebook 7 (same server) and served by Voilà, where the layout at
 1280x720, the label sizes at 1920x1080 (devicePixelRatio 2), clipping of every label in vi, zh
-and en, normal and large font, and Chinese glyphs drawn with a CJK font are checked too. The
+and en, normal and large font, Chinese glyphs drawn with a CJK font, and lesson 08's translator
+modes (rows, columns and labels of each attention, fixed controls) are checked too. The
 in-browser latency (control change -> new heatmap in the DOM) is printed at the end; it is not
 asserted (benchmarks/bench_explorer_browser.py measures it properly).
 
@@ -470,6 +471,63 @@ def test_explorer_in_voila(request, latency):
     explorer = page.locator(".attnlab-explorer")
     explorer.wait_for()
     exercise_explorer(page, explorer, latency.setdefault("Voilà", []))
+    assert page.locator(STDERR).count() == 0, page.locator(STDERR).all_inner_texts()
+    assert "Traceback" not in page.inner_text("body")
+    assert not widget_errors(page), widget_errors(page)
+
+
+TRANSLATOR_INDEX = {"vi": 2, "zh": 3}          # order of attnlab.explorer.MODELS
+ATTENTION_INDEX = {"enc_self": 0, "dec_self": 1, "cross": 2}    # order of attnlab.explorer.ATTENTION_KINDS
+
+
+def svg_labels(explorer) -> tuple[list[str], list[str]]:
+    """(query labels, key labels) of the heatmap now on the page."""
+    svg = explorer.locator(".attnlab-svg")
+    return ([s.strip() for s in svg.locator(".q").all_text_contents()],
+            [s.strip() for s in svg.locator(".kl").all_text_contents()])
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_translator_in_voila(request, lang):
+    """Lesson 08's translator in the dashboard: choose it, type a number, look at one head of each
+    attention; the cross-attention has T target rows and S source-digit columns (T != S), the
+    labels are the model's own tokens, the settings it fixes show its values, disabled."""
+    require("voila")
+    from attnlab import explorer as ex, translator
+
+    assert ex.MODELS.index(f"translator-{lang}") == TRANSLATOR_INDEX[lang]
+    assert list(ex.ATTENTION_KINDS) == list(ATTENTION_INDEX)
+    maps = translator.attention_maps(translator.load_pretrained(lang), 105)
+    src, tgt = maps.src_tokens, maps.tgt_tokens
+    assert src == ["1", "0", "5"] and len(tgt) != len(src)
+    voila_app, page = request.getfixturevalue("voila_app"), request.getfixturevalue("page")
+    page.goto(f"{voila_app.url}/?token={voila_app.token}")
+    explorer = page.locator(".attnlab-explorer")
+    explorer.wait_for()
+    page.wait_for_selector(".attnlab-svg")
+    model = explorer.locator(".attnlab-control-model select")
+    assert model.locator("option").count() == len(ex.MODELS), "no translator in the model list"
+    timed(page, explorer, lambda: model.select_option(index=TRANSLATOR_INDEX[lang]))
+    assert_no_warning(explorer, "model")
+    sentence = explorer.locator(".attnlab-control-sentence input")
+    timed(page, explorer, lambda: (sentence.fill("105"), sentence.press("Enter")))
+    assert_no_warning(explorer, "number")
+    timed(page, explorer, lambda: explorer.locator(".attnlab-control-head select").select_option(index=1))  # head 1
+    attention = explorer.locator(".attnlab-control-attention select")
+    assert attention.is_visible() and not attention.is_disabled()
+    for kind, (rows, cols) in (("enc_self", (src, src)), ("dec_self", (tgt, tgt)), ("cross", (tgt, src))):
+        if attention.evaluate("s => s.selectedIndex") != ATTENTION_INDEX[kind]:
+            timed(page, explorer, lambda: attention.select_option(index=ATTENTION_INDEX[kind]))
+        assert_no_warning(explorer, kind)
+        svg = explorer.locator(".attnlab-svg")
+        assert svg.locator(".row").count() == len(rows), kind
+        assert svg.locator(".row rect").count() == len(rows) * len(cols), kind
+        assert svg_labels(explorer) == (rows, cols), kind
+        for control in ("mask", "num_heads", "pad_side"):
+            assert explorer.locator(f".attnlab-control-{control} select").is_disabled(), (kind, control)
+        shown = explorer.locator(".attnlab-control-num_heads select").evaluate("s => s.options[s.selectedIndex].text")
+        assert shown == str(maps.cross[0].shape[0]), shown             # the model's real head count
+    assert explorer.locator(".attnlab-svg .kl").first.text_content().strip() == "1"   # a source digit
     assert page.locator(STDERR).count() == 0, page.locator(STDERR).all_inner_texts()
     assert "Traceback" not in page.inner_text("body")
     assert not widget_errors(page), widget_errors(page)

@@ -694,3 +694,87 @@ def test_dashboard_prose_follows_the_language(lang):
     w = ex.dashboard(lang="en")
     w.controls["lang"].value = lang
     assert t("explorer.dashboard.prose", lang) in html_text(w.prose.value)
+
+
+# ----------------------------------------------------------------------------- the real translator (lesson 08)
+
+def _real_maps(lang: str, number: int):
+    from attnlab import translator
+
+    return translator.attention_maps(translator.load_pretrained(lang), number)
+
+
+def _svg_labels(fragment: str) -> tuple[list[str], list[str]]:
+    """(query labels of the first panel column, key labels under the first panel) of an explorer SVG."""
+    root = parse_svg(fragment)
+    queries = [e.text for g in rows(root) for e in g if "q" in (e.get("class") or "").split()]
+    keys = [e.text for e in root.iter(SVG_NS + "text") if e.get("class") == "kl"]
+    return queries, keys
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_real_translator_three_views_match_attention_maps(lang):
+    assert ex.translator_available()
+    maps = _real_maps(lang, 2024)
+    S, T = len(maps.src_tokens), len(maps.tgt_tokens)
+    assert maps.src_tokens == ["2", "0", "2", "4"] and T != S and maps.tgt_tokens[0] == "<s>"
+    state = ExplorerState(model=f"translator-{lang}", number="2 024", lang=lang)
+    for layer, head in ((1, 2), (2, 0), (2, 3)):
+        for kind, (q, k) in {"enc_self": (maps.src_tokens, maps.src_tokens),
+                             "dec_self": (maps.tgt_tokens, maps.tgt_tokens),
+                             "cross": (maps.tgt_tokens, maps.src_tokens)}.items():
+            s = state.replace(attention=kind, layer=layer, head=head)
+            r = compute(s)
+            expected = getattr(maps, kind)[layer - 1]                          # (H, rows, cols)
+            assert (r.queries, r.keys) == (q, k), (kind, layer)
+            torch.testing.assert_close(r.weights, expected, rtol=0, atol=0)
+            assert r.mask.shape == (len(q), len(k))
+            assert bool(r.mask.all()) == (kind != "dec_self")
+            root = parse_svg(render(s))                                        # one head: T x S cells
+            assert len(rows(root)) == len(q) and len(cells(root)) == len(q) * len(k), (kind, layer)
+            assert _svg_labels(render(s)) == (q, k)
+            masked = t("explorer.tip.masked", lang)
+            shown = [None if tip.text.endswith(masked) else float(tip.text.rsplit("·", 1)[1])
+                     for _, _, tip in cells(root)]                             # the tips, row by row
+            want = [round(float(v), 3) if m else None for v, m in zip(expected[head].flatten(), r.mask.flatten())]
+            assert shown == want, (kind, layer, head)
+    cross = compute(state.replace(attention="cross"))
+    assert cross.weights.shape == (4, T, S) and T != S                        # T target words x S source digits
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_real_translator_in_the_widget_locked_controls_and_bad_input(lang):
+    from attnlab import translator
+
+    config = translator.load_pretrained(lang).config
+    w = attnlab.explore(lang=lang)
+    w.controls["model"].value = f"translator-{lang}"
+    w.controls["sentence"].value = "105"
+    assert "⚠" not in w.message.value, w.message.value
+    assert w.state.model == f"translator-{lang}" and w.state.number == "105"
+    assert w.controls["attention"].layout.display != "none"
+    assert [v for _, v in w.controls["layer"].options] == list(range(1, config.dec_layers + 1))
+    assert [v for _, v in w.controls["head"].options] == [ALL_HEADS, *range(config.num_heads)]
+    maps = _real_maps(lang, 105)
+    for kind, mask in (("enc_self", "none"), ("dec_self", "causal"), ("cross", "none")):
+        w.controls["attention"].value = kind
+        assert "⚠" not in w.message.value, (kind, w.message.value)
+        # The controls the model fixes show its real settings, disabled; layer, attention and head are free.
+        assert {n: w.controls[n].value for n in ("mask", "num_heads", "pad", "scaled")} == \
+            {"mask": mask, "num_heads": config.num_heads, "pad": 0, "scaled": True}, kind
+        assert _disabled(w) == {"mask", "num_heads", "pad", "pad_side", "scaled"}, kind
+        assert all(w.controls[n].description.endswith(t("explorer.fixed_suffix", lang))
+                   for n in ("mask", "num_heads", "pad", "scaled"))
+    w.controls["head"].value = 1
+    assert _svg_labels(w.heatmap.value) == (maps.tgt_tokens, ["1", "0", "5"])  # T rows != S = 3 columns
+    assert len(maps.tgt_tokens) != 3
+    good_png, good_state = w.heatmap.value, w.state
+    for text, detail in (("12a", "12a"), ("", "—"), ("   ", "—"), ("123456", "123456"), ("-5", "-5")):
+        w.controls["sentence"].value = text
+        message = html_text(w.message.value)
+        assert message == "⚠ " + t("explorer.error.number", lang, detail=detail), text
+        assert "\n" not in message and message != "⚠ " + t("explorer.error.number", "en", detail=detail)
+        assert w.heatmap.value == good_png and w.state == good_state, text
+    w.controls["sentence"].value = "2024"
+    assert "⚠" not in w.message.value and w.heatmap.value != good_png
+    assert _svg_labels(w.heatmap.value)[1] == ["2", "0", "2", "4"]
