@@ -1,6 +1,6 @@
 """The explorer's latency in a real browser: control change -> new heatmap painted.
 
-    flock /work/coord/bench.lock python benchmarks/bench_explorer_browser.py [--changes 50] [--ui lab,voila]
+    python benchmarks/bench_explorer_browser.py [--changes 50] [--ui lab,voila]
 
 Starts JupyterLab (the dashboard notebook, run all) and Voilà on 127.0.0.1, drives Debian's
 Chromium with Playwright, and makes ``--changes`` changes of each kind. A change is timed in

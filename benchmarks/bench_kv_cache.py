@@ -1,6 +1,6 @@
 """Greedy decoding with and without the KV cache: speed-up vs output length (lesson 08).
 
-    flock /work/coord/bench.lock python benchmarks/bench_kv_cache.py [--rounds 7] [--batch 1]
+    python benchmarks/bench_kv_cache.py [--rounds 7] [--batch 1]
 
 The translator's decoder (the lesson's model, untrained weights: speed does not depend on them)
 generates exactly n tokens (``max_len=n``, no early stop). Each round times both variants for
