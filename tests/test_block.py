@@ -4,22 +4,9 @@ import torch
 import torch.nn as nn
 
 from attnlab import DecoderBlock, TransformerBlock, causal_mask, padding_mask
+from torch_refs import copy_ffn_norms
 
 D, H, FF = 16, 4, 32
-
-
-def copy_attention(ours, ref):
-    ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-    ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-    ref.out_proj.weight.copy_(ours.out_proj.weight)
-    ref.out_proj.bias.copy_(ours.out_proj.bias)
-
-
-def copy_common(ours, ref, norms):
-    ref.linear1.load_state_dict(ours.feed_forward.linear1.state_dict())
-    ref.linear2.load_state_dict(ours.feed_forward.linear2.state_dict())
-    for name in norms:
-        getattr(ref, name).load_state_dict(getattr(ours, name).state_dict())
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
@@ -33,8 +20,8 @@ def test_block_matches_transformer_encoder_layer_with_gradients(dtype, tol, norm
     ref = nn.TransformerEncoderLayer(D, H, FF, dropout=dropout, activation="relu", batch_first=True,
                                      norm_first=norm_first, dtype=dtype).train(train)
     with torch.no_grad():
-        copy_attention(ours.attention, ref.self_attn)
-        copy_common(ours, ref, ["norm1", "norm2"])
+        ours.attention.copy_to(ref.self_attn)
+        copy_ffn_norms(ours, ref, ["norm1", "norm2"])
     x = torch.randn(3, 6, D, dtype=dtype)
     ids = torch.tensor([[1, 2, 3, 4, 0, 0], [0, 0, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]])   # right, left, none
     pad = padding_mask(ids, 0)
@@ -69,9 +56,9 @@ def test_decoder_block_matches_transformer_decoder_layer(norm_first):
     ref = nn.TransformerDecoderLayer(D, H, FF, activation="relu", batch_first=True, norm_first=norm_first,
                                      dtype=torch.float64).eval()
     with torch.no_grad():
-        copy_attention(ours.self_attention, ref.self_attn)
-        copy_attention(ours.cross_attention, ref.multihead_attn)
-        copy_common(ours, ref, ["norm1", "norm2", "norm3"])
+        ours.self_attention.copy_to(ref.self_attn)
+        ours.cross_attention.copy_to(ref.multihead_attn)
+        copy_ffn_norms(ours, ref, ["norm1", "norm2", "norm3"])
     x, memory = torch.randn(3, 4, D, dtype=torch.float64), torch.randn(3, 7, D, dtype=torch.float64)
     out, w_self, w_cross = ours(x, memory, self_mask=causal_mask(4), need_weights=True)
     expected = ref(x, memory, tgt_mask=~causal_mask(4)[0, 0])

@@ -14,11 +14,7 @@ def pair(dtype):
     torch.manual_seed(0)
     ours = MultiHeadAttention(D, H).to(dtype).eval()
     ref = nn.MultiheadAttention(D, H, batch_first=True, dtype=dtype).eval()
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        ref.out_proj.weight.copy_(ours.out_proj.weight)
-        ref.out_proj.bias.copy_(ours.out_proj.bias)
+    ours.copy_to(ref)
     return ours, ref
 
 

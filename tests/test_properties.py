@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from attnlab import DecoderBlock, MultiHeadAttention, TransformerBlock, causal_mask, padding_mask
 from attnlab import scaled_dot_product_attention as attention
+from torch_refs import copy_ffn_norms
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 TOL = {torch.float64: 1e-10, torch.float32: 2e-5}
@@ -68,21 +69,6 @@ def opened(mask):
 def blocked_for_nn(mask, B, H, T, S):
     """Our mask (True = may attend) -> nn.MultiheadAttention's (B * H, T, S), True = blocked."""
     return None if mask is None else ~mask.expand(B, H, T, S).reshape(B * H, T, S)
-
-
-def copy_mha(ours, ref):
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        ref.out_proj.weight.copy_(ours.out_proj.weight)
-        ref.out_proj.bias.copy_(ours.out_proj.bias)
-
-
-def copy_ffn_norms(ours, ref, norms):
-    ref.linear1.load_state_dict(ours.feed_forward.linear1.state_dict())
-    ref.linear2.load_state_dict(ours.feed_forward.linear2.state_dict())
-    for name in norms:
-        getattr(ref, name).load_state_dict(getattr(ours, name).state_dict())
 
 
 def grads(module):
@@ -166,7 +152,7 @@ def test_autocast_bfloat16_attention_and_both_mha_paths(p, magnitude):
     torch.manual_seed(seed)
     mha = MultiHeadAttention(D, H).eval()
     nn_mha = nn.MultiheadAttention(D, H, batch_first=True).eval()
-    copy_mha(mha, nn_mha)
+    mha.copy_to(nn_mha)
     x, mem = magnitude * torch.randn(B, T, D, generator=g) / D ** 0.5, torch.randn(B, S, D, generator=g)
     blocked = blocked_for_nn(open_mask, B, H, T, S)
     keep_bt = keep.expand(B, 1, T, 1)[:, 0] if mask is not None else torch.tensor(True)   # (B, T, 1)
@@ -200,7 +186,7 @@ def test_mha_both_paths_match_nn_multiheadattention(p, dtype, need_weights, two_
     torch.manual_seed(seed)
     ours = MultiHeadAttention(D, H).to(dtype)
     ref = nn.MultiheadAttention(D, H, batch_first=True, dtype=dtype)
-    copy_mha(ours, ref)
+    ours.copy_to(ref)
     x = torch.randn(B, T, D, generator=g, dtype=dtype)
     mem = torch.randn(B, S, D, generator=g, dtype=dtype)
     G = torch.randn(B, T, D, generator=g, dtype=dtype)
@@ -253,7 +239,7 @@ def test_transformer_block_matches_encoder_layer_in_training_mode(p, dtype):
     ours = TransformerBlock(D, H, FF, dropout=0.0, norm_first=norm_first).to(dtype).train()
     ref = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation="relu", batch_first=True,
                                      norm_first=norm_first, dtype=dtype).train()
-    copy_mha(ours.attention, ref.self_attn)
+    ours.attention.copy_to(ref.self_attn)
     copy_ffn_norms(ours, ref, ["norm1", "norm2"])
     mask = causal_mask(T) if kind == "causal" else make_mask(kind, B, H, T, T, None, side, g)
     open_mask, keep = opened(mask) if mask is not None else (None, torch.ones(1, 1, 1, 1, dtype=torch.bool))
@@ -290,8 +276,8 @@ def test_decoder_block_matches_decoder_layer(p, S):
     ours = DecoderBlock(D, H, FF, dropout=0.0, norm_first=norm_first).to(dtype).train()
     ref = nn.TransformerDecoderLayer(D, H, FF, dropout=0.0, activation="relu", batch_first=True,
                                      norm_first=norm_first, dtype=dtype).train()
-    copy_mha(ours.self_attention, ref.self_attn)
-    copy_mha(ours.cross_attention, ref.multihead_attn)
+    ours.self_attention.copy_to(ref.self_attn)
+    ours.cross_attention.copy_to(ref.multihead_attn)
     copy_ffn_norms(ours, ref, ["norm1", "norm2", "norm3"])
     self_mask = causal_mask(T) if kind == "causal" else make_mask(kind, B, H, T, T, None, side, g)
     memory_mask = make_mask("padding", B, H, T, S, None, side, g)          # (B, 1, 1, S), >= 1 real key

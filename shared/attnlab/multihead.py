@@ -66,6 +66,19 @@ class MultiHeadAttention(nn.Module):
             out, weights = self._fast(q, k, v, mask, p), None
         return self.out_proj(self.merge_heads(out)), weights               # (B, T, D), (B, H, T, S)
 
+    @torch.no_grad()
+    def copy_to(self, ref: nn.MultiheadAttention) -> nn.MultiheadAttention:
+        """Copy these weights into ``ref`` (q, k, v stacked as its ``in_proj``); return ``ref``.
+
+        The two layers then compute the same output, with PyTorch's opposite bool mask convention.
+        """
+        ref.in_proj_weight.copy_(torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight]))
+        ref.out_proj.weight.copy_(self.out_proj.weight)
+        if self.q_proj.bias is not None:
+            ref.in_proj_bias.copy_(torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias]))
+            ref.out_proj.bias.copy_(self.out_proj.bias)
+        return ref
+
     @staticmethod
     def _fast(q, k, v, mask, p):
         """torch's fused kernel. A query that sees no key is given every key (so the kernel never

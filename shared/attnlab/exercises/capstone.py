@@ -118,11 +118,7 @@ def _torch_mha(ref: MultiHeadAttention, query, key, value, mask):
     """The same layer as torch.nn.MultiheadAttention (PyTorch's mask: True = blocked)."""
     D, H = ref.d_model, ref.num_heads
     tm = nn.MultiheadAttention(D, H, batch_first=True).eval()
-    with torch.no_grad():
-        tm.in_proj_weight.copy_(torch.cat([ref.q_proj.weight, ref.k_proj.weight, ref.v_proj.weight]))
-        tm.in_proj_bias.copy_(torch.cat([ref.q_proj.bias, ref.k_proj.bias, ref.v_proj.bias]))
-        tm.out_proj.weight.copy_(ref.out_proj.weight)
-        tm.out_proj.bias.copy_(ref.out_proj.bias)
+    ref.copy_to(tm)
     key = query if key is None else key
     value = key if value is None else value
     B, T, S = query.shape[0], query.shape[1], key.shape[1]
@@ -213,10 +209,7 @@ def _torch_block(ref: TransformerBlock, x, mask):
     layer = nn.TransformerEncoderLayer(12, 3, 20, dropout=0.0, batch_first=True, norm_first=ref.norm_first).eval()
     a = ref.attention
     with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-        layer.self_attn.in_proj_bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
-        layer.self_attn.out_proj.weight.copy_(a.out_proj.weight)
-        layer.self_attn.out_proj.bias.copy_(a.out_proj.bias)
+        a.copy_to(layer.self_attn)
         for name in ("linear1", "linear2"):
             getattr(layer, name).load_state_dict(getattr(ref.feed_forward, name).state_dict())
         for name in ("norm1", "norm2"):

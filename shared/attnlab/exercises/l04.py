@@ -225,10 +225,7 @@ def _torch_mha_agrees(attn_mask: torch.Tensor, mask: torch.Tensor, num_heads: in
     with torch.no_grad():
         for p in ours.parameters():
             p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.weight.copy_(ours.out_proj.weight)
-        theirs.out_proj.bias.copy_(ours.out_proj.bias)
+        ours.copy_to(theirs)
         x = torch.randn(B, T, d_model, generator=gen)
         expected, _ = ours(x, mask=mask)
         got, _ = theirs(x, x, x, attn_mask=attn_mask, need_weights=False)
