@@ -59,10 +59,15 @@ def num(value, spec: str = ",", lang: str | None = None) -> str:
     """``value`` formatted with the format ``spec`` in the conventions of ``lang``.
 
     en and zh write 124,439,808 and 3.9485; vi writes 124.439.808 and 3,9485 (the
-    grouping and decimal marks swap). ``num(124439808)``, ``num(3.94851, ".4f")``.
+    grouping and decimal marks swap). Scientific notation (1.0e-06) keeps Python's form
+    in every language, as code does. ``num(124439808)``, ``num(3.94851, ".4f")``.
+    ``t()`` formats number fields of messages the same way.
     """
-    text = format(value, spec)
-    if _normalize(lang) == "vi":
+    return _localize(format(value, spec), _normalize(lang))
+
+
+def _localize(text: str, lang: str) -> str:
+    if lang == "vi" and "e" not in text.lower():
         text = text.translate(_VI_MARKS)
     return text
 
@@ -79,9 +84,8 @@ class _Formatter(string.Formatter):
 
     def format_field(self, value, format_spec):
         text = super().format_field(value, format_spec)
-        if (self.lang == "vi" and isinstance(value, numbers.Number) and not isinstance(value, bool)
-                and "e" not in text.lower()):
-            text = text.translate(_VI_MARKS)
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            text = _localize(text, self.lang)
         return text
 
 
