@@ -30,8 +30,11 @@ $(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
 	$(BIN)/python tools/make_w7_env.py $(W7)
 	touch $@
 
+# attnlab_server: kernel websockets with TCP_NODELAY (README, "Explorer latency in the browser").
+SERVER_CONNECTION := attnlab_server.NoDelayKernelConnection
+
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=.
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION)
 
 test: setup $(W7)/.installed-stamp     ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -51,7 +54,7 @@ bench-import: setup            ## import attnlab vs import torch, fresh processe
 matrix:                        ## NOT part of `make test`: a venv per Python + the floor env (downloads GBs)
 	$(PYTHON) tools/matrix.py $(MATRIX) $(MATRIX_ARGS)
 
-voila: setup
+voila: setup                   ## notebooks/voila.json sets the same connection class
 	$(BIN)/voila --Voila.config_file_paths=notebooks notebooks/attention_explorer.ipynb --no-browser
 
 .PHONY: site

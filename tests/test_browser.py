@@ -8,7 +8,7 @@ instructor's dashboard in Notebook 7 (same server) and served by Voilà, where t
 1280x720, the label sizes at 1920x1080 (devicePixelRatio 2), clipping of every label in vi, zh
 and en, normal and large font, Chinese glyphs drawn with a CJK font, and lesson 08's translator
 modes (rows, columns and labels of each attention, fixed controls) are checked too. The
-in-browser latency (control change -> new heatmap in the DOM) is printed at the end; it is not
+in-browser latency (control change -> new heatmap rendered) is printed at the end; it is not
 asserted (benchmarks/bench_explorer_browser.py measures it properly).
 
 Everything runs on 127.0.0.1 with token auth, on copies of the notebooks, with HOME and the
@@ -138,12 +138,18 @@ def sandbox(tmp_path_factory):
     return {"root": root, "home": home, "env": env, "base": base}
 
 
-@pytest.fixture(scope="module")
-def lab(sandbox):
+# The course's launchers (`make lab`, `make voila`: notebooks/voila.json) serve kernels with
+# attnlab_server's connection (TCP_NODELAY); the tests use the same servers.
+STOCK_CONNECTION = "jupyter_server.services.kernels.connection.channels.ZMQChannelsWebsocketConnection"
+
+
+def start_lab(sandbox, connection: str = "attnlab_server.NoDelayKernelConnection"):
+    """A JupyterLab server on the sandbox (a generator: yields the server, stops it when closed)."""
     port, token = free_port(), secrets.token_hex(16)
     server = Server([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
                      "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                      f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={sandbox['root']}",
+                     f"--ServerApp.kernel_websocket_connection_class={connection}",
                      f"--LabApp.workspaces_dir={sandbox['home'] / 'lab-workspaces'}",
                      "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True"],
                     cwd=sandbox["root"], env=sandbox["env"], log=sandbox["base"] / "lab.log", port=port, token=token)
@@ -163,18 +169,29 @@ def lab(sandbox):
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def voila_app(sandbox):
+def start_voila(sandbox, connection: str | None = None):
+    """Voilà on the dashboard with notebooks/voila.json (``connection``: another kernel connection class)."""
     port, token = free_port(), secrets.token_hex(16)
+    extra = [f"--Voila.kernel_websocket_connection_class={connection}"] if connection else []
     server = Server([sys.executable, "-m", "voila", "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}",
                      "--Voila.port_retries=0", f"--token={token}", "--Voila.config_file_paths=notebooks",
-                     EXPLORER_NOTEBOOK],
+                     *extra, EXPLORER_NOTEBOOK],
                     cwd=sandbox["root"], env=sandbox["env"], log=sandbox["base"] / "voila.log", port=port, token=token)
     try:
         server.wait_until_listening()
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab(sandbox):
+    yield from start_lab(sandbox)
+
+
+@pytest.fixture(scope="module")
+def voila_app(sandbox):
+    yield from start_voila(sandbox)
 
 
 @pytest.fixture(scope="module")
@@ -221,19 +238,26 @@ def latency(request):
 
 # ----------------------------------------------------------------------------- the explorer in a page
 
-# The clock starts at the user's input event as the page sees it (capture phase: before the widget's
-# own handlers), so Playwright's actionability checks are not counted; the page's time is used.
+# The clock starts at the event that makes the change, as the page sees it (capture phase: before the
+# widget's own handlers): "click" for a checkbox (not "mousedown": the time a finger holds the button
+# is not the explorer's), "input"/"change" for a dropdown, "keydown" for Enter or an arrow key. So
+# Playwright's actionability checks are not counted; the page's clock is used.
+# It stops when the frame that shows the change has been rendered: the first DOM change, then the
+# next animation frame (style, layout and paint run right after its callbacks), then a task queued
+# from that callback, which runs once the frame's rendering is done.
 WATCH = """el => {
     window.__attnlabChanged = null;
+    window.__attnlabPainted = null;
     window.__attnlabInput = null;
     if (!window.__attnlabListening) {
         window.__attnlabListening = true;
-        for (const type of ["mousedown", "keydown", "input", "change"]) {
+        for (const type of ["click", "keydown", "input", "change"]) {
             document.addEventListener(type, () => { window.__attnlabInput ??= performance.now(); }, true);
         }
     }
     const observer = new MutationObserver(() => {
         window.__attnlabChanged = performance.now(); observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => { window.__attnlabPainted = performance.now(); }, 0));
     });
     observer.observe(el, {childList: true, subtree: true, characterData: true});
     return performance.now();
@@ -247,15 +271,14 @@ def heatmap(explorer):
 
 
 def timed(page, explorer, action, where: str = ".attnlab-heatmap") -> float:
-    """Run ``action()``, wait until the heatmap's DOM changes (or ``where``'s: "" for the whole explorer);
-    the latency in ms, two animation frames (the repaint) included."""
+    """Run ``action()``, wait until the heatmap's DOM changes (or ``where``'s: "" for the whole explorer)
+    and the frame showing it is rendered; the latency in ms from the page's input event (from the
+    call, for changes made without one)."""
     target = explorer.locator(where) if where else explorer
     start = target.evaluate(WATCH)
     action()
-    page.wait_for_function("() => window.__attnlabChanged !== null", timeout=TIMEOUT_MS)
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    return page.evaluate("() => window.__attnlabChanged - (window.__attnlabInput ?? 0)") if page.evaluate(
-        "() => window.__attnlabInput !== null") else page.evaluate("() => window.__attnlabChanged") - start
+    page.wait_for_function("() => window.__attnlabPainted !== null", timeout=TIMEOUT_MS)
+    return page.evaluate("start => window.__attnlabPainted - (window.__attnlabInput ?? start)", start)
 
 
 def next_option(explorer, control: str):

@@ -423,6 +423,61 @@ def test_widget_message_area_takes_no_room_when_empty():
     assert w.message.layout.display != "none"
 
 
+class _Kernel:                                            # a stand-in: "a front end is connected"
+    pass
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The messages widgets send to the front end, as (widget, state keys), in order: every live
+    widget behaves as if a kernel were connected (ipywidgets 7.7 and 8)."""
+    class Log(list):
+        pass
+
+    log = Log()
+    from ipywidgets.widgets import widget as widget_module
+
+    def connect():
+        """From now on (what was sent before is forgotten)."""
+        log.clear()
+        live = getattr(widget_module, "_instances", None) or ipywidgets.Widget.widgets   # 8 / 7.7
+        for w in list(live.values()):
+            comm = w.comm
+            if comm is None:
+                continue
+            if hasattr(comm, "_trait_values"):               # 7.7: ipykernel's Comm (a traitlets object)
+                comm._trait_values["kernel"] = _Kernel()
+            else:                                            # 8: the comm package's DummyComm
+                comm.kernel = _Kernel()
+
+    monkeypatch.setattr(ipywidgets.Widget, "_send", lambda self, msg, buffers=None: log.append(
+        (self, sorted(msg.get("state", {})))))
+    log.connect = connect
+    return log
+
+
+@pytest.mark.parametrize("change", ["lang", "large", "head", "model"])
+def test_widget_one_message_per_widget_heatmap_first_to_arrive(sent, change):
+    """One message per widget a change touches (unbatched, a language switch sent ~35), and
+    nothing the browser must handle before the new heatmap but what the same frame shows: the
+    heatmap ends the first batch; a language switch relabels the controls after it."""
+    w = ex.dashboard(lang="vi")
+    sent.connect()
+    control = w.controls[change]
+    control.value = {"lang": "zh", "large": True, "head": 2, "model": "trained"}[change]
+    ours = [(widget, keys) for widget, keys in sent if widget is not control]   # the control's own value first
+    widgets_sent = [widget for widget, _ in ours]
+    assert len(widgets_sent) == len(set(map(id, widgets_sent))), [(type(x).__name__, k) for x, k in ours]
+    at = widgets_sent.index(w.heatmap)
+    assert ours[at][1] == ["value"]
+    if change == "lang":                                # the heatmap first, then every control relabelled
+        assert at == 0
+        assert {id(c) for c in w.controls.values() if c is not control} <= set(map(id, widgets_sent[1:]))
+    else:                                               # the class, the locked controls... then the heatmap
+        assert at == len(ours) - 1
+        assert change != "large" or [x for x, _ in ours] == [w, w.heatmap]
+
+
 def test_widget_updates_do_not_leak_figures():
     before = len(plt.get_fignums())
     w = attnlab.explore(lang="en")

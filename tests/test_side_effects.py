@@ -95,3 +95,18 @@ def test_causality_check_leaves_the_global_rng_alone():
     state = torch.get_rng_state()
     attnlab.causality_check(verbose=False)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_explorer_computes_on_one_thread_and_restores_the_count(two_threads, monkeypatch):
+    import importlib
+
+    from attnlab.explorer import ExplorerState, InputError, compute
+
+    cx = importlib.import_module("attnlab.explorer.compute")
+    inside = []
+    real = cx.compute_random
+    monkeypatch.setattr(cx, "compute_random", lambda state: inside.append(torch.get_num_threads()) or real(state))
+    compute(ExplorerState(sentence="the cat sat"))
+    with pytest.raises(InputError):
+        compute(ExplorerState(sentence=""))                    # bad input raises inside
+    assert inside == [1, 1] and torch.get_num_threads() == 2

@@ -28,6 +28,7 @@ from ..i18n import t
 from ..masks import causal_mask, padding_mask
 from ..multihead import MultiHeadAttention
 from ..text import is_cjk, tokenize
+from ..training import one_cpu_thread
 from .. import tiny
 from .state import (D_MODEL, DIGIT_SEPARATORS, MAX_TOKENS, PAD, SEED, TRAINED_CONFIG, ExplorerState,
                     InputError)
@@ -296,9 +297,14 @@ def compute_translator(state: ExplorerState) -> Result:
 
 # ----------------------------------------------------------------------------- dispatch
 
+@one_cpu_thread
 def compute(state: ExplorerState) -> Result:
     """Row and column tokens, per-head weights (H, T, S), mask (T, S) and a note; InputError for
-    bad input, with a message in ``state.lang``."""
+    bad input, with a message in ``state.lang``.
+
+    On one CPU thread (the caller's setting is restored): the tensors are tiny, and idle torch
+    threads that wake for them compete with the browser and the server for a small machine's cores.
+    """
     if state.trained:
         return compute_trained(state)
     if state.translator:

@@ -134,7 +134,7 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
     shows a tip, ``.q:hover ~ rect`` / ``.q:focus ~ rect`` outline the row in every head.
     """
     uid = uid or f"attnlab-svg-{next(_ids)}"
-    weights = result.weights[list(heads)].detach().float().cpu().numpy()      # (P, T, S)
+    weights = result.weights.detach().float().cpu().numpy()[list(heads)]      # (P, T, S), no torch op
     P, T, S = weights.shape
     mask = result.mask.detach().cpu().numpy().astype(bool)                   # (T, S)
     rows = [short_label(s) for s in result.queries]

@@ -186,6 +186,10 @@ class AttentionExplorer(widgets.VBox):
     def update(self) -> bool:
         """Redraw from the controls. On bad input, or any error, show a one-line message and
         keep the last good heatmap. Returns whether the heatmap was redrawn."""
+        with self._batched():
+            return self._update()
+
+    def _update(self) -> bool:
         try:
             state = self.read_state()
             result = compute(state)
@@ -206,30 +210,48 @@ class AttentionExplorer(widgets.VBox):
         if self._muted:
             return
         owner, c = change["owner"], self.controls
-        try:
-            if owner is c["sentence"]:
-                self._texts[c["model"].value] = change["new"]
-            elif owner is c["model"]:
-                with self._quiet():                   # each model gets its own text back
-                    c["sentence"].value = self._texts[change["new"]]
-                    if change["new"] == "random":      # the user's own settings come back
-                        for name, value in self._random.items():
-                            c[name].value = value
-            elif any(owner is c[n] for n in RANDOM_FIELDS) and c["model"].value == "random":
-                self._random = {name: c[name].value for name in RANDOM_FIELDS}
-            if owner is c["num_heads"] or owner is c["model"]:
-                self._relabel()
-            if owner is c["large"]:
-                self._large()
-        except Exception as e:  # never a traceback in the UI
-            self._say_unexpected(e)
-            return
-        self.update()
-        if owner is c["lang"]:                # the heatmap first, then the controls' labels
+        with self._batched():                     # one message per widget, the heatmap's last
             try:
-                self._relabel()
+                self._before_update(owner, change["new"])
             except Exception as e:  # never a traceback in the UI
                 self._say_unexpected(e)
+                return
+            self._update()
+        if owner is c["lang"]:                    # then the labels: the heatmap is already on its way
+            with self._batched():
+                try:
+                    self._relabel()
+                except Exception as e:  # never a traceback in the UI
+                    self._say_unexpected(e)
+
+    def _before_update(self, owner, new) -> None:
+        c = self.controls
+        if owner is c["sentence"]:
+            self._texts[c["model"].value] = new
+        elif owner is c["model"]:
+            with self._quiet():                   # each model gets its own text back
+                c["sentence"].value = self._texts[new]
+                if new == "random":                # the user's own settings come back
+                    for name, value in self._random.items():
+                        c[name].value = value
+        elif any(owner is c[n] for n in RANDOM_FIELDS) and c["model"].value == "random":
+            self._random = {name: c[name].value for name in RANDOM_FIELDS}
+        if owner is c["num_heads"] or owner is c["model"]:
+            self._relabel()
+        if owner is c["large"]:
+            self._large()
+
+    @contextlib.contextmanager
+    def _batched(self):
+        """Hold what one change sends until it is handled: one message per widget that changed
+        (a language switch changes ~15 widgets; unbatched it sent ~35 messages), the heatmap's
+        last, so that the frame which shows the new heatmap shows everything else too."""
+        parts = [self, *self.controls.values(), self.mode_note, self.message]
+        parts += [self.prose] if self.prose is not None else []
+        with contextlib.ExitStack() as stack:
+            for widget in [self.heatmap] + parts + [w.layout for w in parts]:   # sent in reverse order
+                stack.enter_context(widget.hold_sync())
+            yield
 
     def _say_unexpected(self, error: Exception) -> None:
         detail = (str(error).strip().splitlines() or [""])[0][:160]
