@@ -34,6 +34,8 @@ import urllib.request
 
 import pytest
 
+import attnlab_server
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
 EXPLORER_NOTEBOOK = "notebooks/attention_explorer.ipynb"
@@ -143,7 +145,7 @@ def sandbox(tmp_path_factory):
 STOCK_CONNECTION = "jupyter_server.services.kernels.connection.channels.ZMQChannelsWebsocketConnection"
 
 
-def start_lab(sandbox, connection: str = "attnlab_server.NoDelayKernelConnection"):
+def start_lab(sandbox, connection: str = attnlab_server.CONNECTION_CLASS):
     """A JupyterLab server on the sandbox (a generator: yields the server, stops it when closed)."""
     port, token = free_port(), secrets.token_hex(16)
     server = Server([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
