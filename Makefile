@@ -16,7 +16,7 @@ W7     := .venv-w7
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
-.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix clean
+.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean
 
 # tools/venvs.py checks the Python and the constraints first (a clear message, not pip's
 # ResolutionImpossible), removes the venv if the install fails, and writes the stamp last.
@@ -58,8 +58,14 @@ voila: setup                   ## notebooks/voila.json sets the same connection 
 	$(BIN)/voila --Voila.config_file_paths=notebooks notebooks/attention_explorer.ipynb --no-browser
 
 .PHONY: site
-site: setup                    ## the course website from the notebooks' stored outputs -> build/site
+site: setup                    ## the course website from the notebooks' stored outputs -> build/site + build/attnlab-site.zip
 	$(BIN)/python tools/website/build.py --out build/site
+	$(BIN)/python tools/website/archive.py build/site build/attnlab-site.zip
+
+dist: setup                    ## the sdist and the wheel of the course package -> dist/, checked with twine
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
 
 clean:
-	rm -rf $(VENV) $(W7) .pytest_cache
+	rm -rf $(VENV) $(W7) .pytest_cache dist

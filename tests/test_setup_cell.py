@@ -11,21 +11,15 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
-import sysconfig
 import textwrap
 
 import pytest
 
 from attnlab.course import SETUP_CELL, setup_cell
+from venv_helpers import SITE, clean_env, fresh_venv_with_lent_packages, own_site, run, symlinks_allowed
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SITE = pathlib.Path(sysconfig.get_paths()["purelib"])
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
 
 
 def test_installed_package_is_used_as_is(tmp_path):
@@ -43,7 +37,7 @@ def test_clone_without_installing(tmp_path):
     code = f"import sys; sys.path.append({str(SITE)!r})\nimport importlib.util\n" \
            "assert importlib.util.find_spec('attnlab') is None\n" + SETUP_CELL + "\nprint(attnlab.__file__)"
     for d in ("lessons_vi", "lessons_zh", "notebooks"):
-        r = run([sys.executable, "-S", "-c", code], cwd=ROOT / d)
+        r = run([sys.executable, "-S", "-c", code], cwd=ROOT / d, env=clean_env())
         assert r.returncode == 0, r.stderr
         assert pathlib.Path(r.stdout.strip()).resolve() == (ROOT / "shared" / "attnlab" / "__init__.py").resolve()
 
@@ -68,41 +62,10 @@ def make_remote(tmp: pathlib.Path) -> pathlib.Path:
     return remote
 
 
-def venv_python(venv: pathlib.Path) -> pathlib.Path:
-    """The interpreter of a venv: bin/python on Linux and macOS, Scripts\\python.exe on Windows."""
-    scripts = pathlib.Path(sysconfig.get_path("scripts", vars={"base": str(venv), "platbase": str(venv)}))
-    name = "python.exe" if os.name == "nt" else "python"
-    for candidate in (scripts / name, venv / "Scripts" / name, venv / "bin" / name):
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError(f"no interpreter in {venv}")
-
-
-def symlinks_allowed(tmp: pathlib.Path) -> str | None:
-    """None if this OS lets us create symbolic links here, else the reason it does not."""
-    try:
-        (tmp / "link-probe").symlink_to(SITE, target_is_directory=True)
-    except (OSError, NotImplementedError) as err:
-        return f"cannot create symbolic links here ({type(err).__name__}: {err}); on Windows enable Developer Mode"
-    return None
-
-
 def make_fake_colab_python(tmp: pathlib.Path) -> pathlib.Path:
     """A venv whose 'preinstalled' packages (torch, matplotlib, ipywidgets, pip, ...) are this
-    environment's, minus attnlab: linked into a directory that a .pth file adds to sys.path."""
-    preinstalled = tmp / "colab-site"
-    preinstalled.mkdir()
-    for entry in SITE.iterdir():
-        if "attnlab" in entry.name.lower() or entry.suffix == ".pth":
-            continue
-        (preinstalled / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    venv = tmp / "colab-venv"
-    r = run([sys.executable, "-m", "venv", "--without-pip", str(venv)])   # pip too comes "preinstalled"
-    assert r.returncode == 0, r.stderr
-    python = venv_python(venv)
-    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    (pathlib.Path(site) / "colab_preinstalled.pth").write_text(str(preinstalled) + "\n")
-    return python
+    environment's, minus attnlab (tests/venv_helpers.py)."""
+    return fresh_venv_with_lent_packages(tmp, "colab-venv")
 
 
 VERSIONS = """
@@ -119,8 +82,8 @@ def test_colab_installs_from_the_repository_and_replaces_nothing(tmp_path):
         pytest.skip(reason)
     remote = make_remote(tmp_path)
     python = make_fake_colab_python(tmp_path)
-    before = json.loads(run([str(python), "-c", VERSIONS]).stdout)
-    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    before = json.loads(run([str(python), "-c", VERSIONS], env=clean_env()).stdout)
+    site = own_site(python)
     own_before = set(os.listdir(site))
 
     script = textwrap.dedent("""
@@ -136,13 +99,13 @@ def test_colab_installs_from_the_repository_and_replaces_nothing(tmp_path):
     """)
     content = tmp_path / "content"       # Colab's working directory: no ../shared there
     content.mkdir()
-    r = run([str(python), "-c", script], cwd=content)
+    r = run([str(python), "-c", script], cwd=content, env=clean_env())
     assert r.returncode == 0, r.stdout + r.stderr
     assert "imported" in r.stdout
 
-    after = json.loads(run([str(python), "-c", VERSIONS]).stdout)
+    after = json.loads(run([str(python), "-c", VERSIONS], env=clean_env()).stdout)
     assert after == before, "a preinstalled package was replaced"
     added = set(os.listdir(site)) - own_before
     # The course's one distribution: attnlab and attnlab_server (the server setting, imported by no notebook).
-    assert {a.split("-")[0] for a in added} <= {"attnlab", "attnlab_server", "__pycache__"}, (
+    assert {a.split("-")[0] for a in added} <= {"attnlab", "attnlab_server", "attnlab_course", "__pycache__"}, (
         f"installed more than the course's distribution: {added}")

@@ -23,6 +23,7 @@ import socket
 import sys
 import threading
 import urllib.parse
+import zipfile
 
 import pytest
 
@@ -109,6 +110,28 @@ def test_no_resource_from_another_site(site):
         assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", text), page
     for css in (out / "assets").glob("*.css"):
         assert not re.search(r"url\(\s*['\"]?(https?:)?//", css.read_text(encoding="utf-8")), css.name
+
+
+def test_one_archive_for_any_static_host(site, tmp_path):
+    """`make site` also writes build/attnlab-site.zip (tools/website/archive.py): every file of the site,
+    byte for byte, under one folder; every link is relative, so the folder can be served from any
+    path of any static server (a university's web server, an intranet) with nothing from outside."""
+    out, _ = site
+    spec = importlib.util.spec_from_file_location("site_archive", ROOT / "tools" / "website" / "archive.py")
+    archive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(archive)
+    zip_path = tmp_path / "attnlab-site.zip"
+    names = archive.archive(out, zip_path)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert names == [f"attnlab-site/{p.relative_to(out).as_posix()}" for p in files]
+    with zipfile.ZipFile(zip_path) as zf:
+        assert all(zf.read(f"attnlab-site/{p.relative_to(out).as_posix()}") == p.read_bytes() for p in files)
+    assert archive.archive(out, tmp_path / "again.zip") == names
+    assert (tmp_path / "again.zip").read_bytes() == zip_path.read_bytes()       # reproducible
+    for page in html_pages(out):
+        text = (out / page).read_text(encoding="utf-8")
+        assert not re.search(r"\b(?:src|href)=\"/(?!/)", text), f"{page}: a root-relative link breaks in a subfolder"
+    assert "tools/website/archive.py build/site build/attnlab-site.zip" in (ROOT / "Makefile").read_text()
 
 
 def test_widget_outputs_replaced_by_a_note(site):

@@ -16,6 +16,7 @@ import importlib
 from .attention import scaled_dot_product_attention
 from .block import DecoderBlock, FeedForward, TransformerBlock
 from .causality import CausalityResult, causality_check
+from .course import VERSION as __version__
 from .course import setup_notebook
 from .i18n import get_language, num, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
@@ -24,7 +25,6 @@ from .positional import PositionalEncoding, sinusoidal_encoding
 from .text import tokenize
 from .verify import check_close, check_true
 
-__version__ = "0.1.0"
 
 # name -> (submodule, attribute); attribute None means the submodule itself.
 _LAZY: dict[str, tuple[str, str | None]] = {

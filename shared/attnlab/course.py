@@ -1,10 +1,13 @@
-"""Course-wide settings: the repository URL (the one place it is configured), the
-notebook setup cell built from it, Colab/Binder links, and the notebook defaults."""
+"""Course-wide settings: the repository URL and the package's name and version (the one place
+each is configured), the notebook setup cell built from them, Colab/Binder links, and the
+notebook defaults."""
 from __future__ import annotations
 
 REPO = "attnlab-course/attention-course"     # GitHub owner/name: change it here, then `make sync`
 BRANCH = "main"
 REPO_URL = f"https://github.com/{REPO}"
+DISTRIBUTION = "attnlab-course"              # what `pip install` names: pyproject.toml's [project] name
+VERSION = "0.1.0"                            # pyproject.toml reads it; change it here, then `make sync`
 
 LESSON_DIRS = ("lessons_vi", "lessons_zh")
 NOTEBOOK_DIRS = LESSON_DIRS + ("notebooks",)
@@ -25,24 +28,32 @@ LESSONS = {
 }
 
 
-def setup_cell(repo_url: str = REPO_URL) -> str:
-    """The first code cell of every notebook, for a given repository URL.
+def setup_cell(repo_url: str = REPO_URL, package: str = f"{DISTRIBUTION}=={VERSION}") -> str:
+    """The first code cell of every notebook, for a given repository URL and package requirement.
 
     It is the same in both languages, so its one comment names its purpose in all three
-    (vi · zh · en). On Colab it installs the package only (Colab's torch, matplotlib and
-    ipywidgets stay); in a clone of the course the package lives in ../shared.
+    (vi · zh · en). Where ``attnlab`` is already importable (the README setup, a hub, a wheel)
+    it only imports it. In a clone of the course the package lives in ../shared. On Colab, which
+    opens the lessons from GitHub, pip installs it from the repository (Colab's own torch,
+    matplotlib and ipywidgets stay). Anywhere else pip installs it by name, the version the
+    notebook was written for, from the student's own package index (PyPI or a university's
+    mirror, whatever pip is configured with), so GitHub is never needed.
     """
     return f'''\
 # Cài đặt · 环境设置 · Setup: attnlab
 import importlib.util, pathlib, subprocess, sys
 
 COURSE_REPO = "{repo_url}"
+COURSE_PACKAGE = "{package}"
 if importlib.util.find_spec("attnlab") is None:
-    if "google.colab" in sys.modules:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"git+{{COURSE_REPO}}"], check=True)
-        importlib.invalidate_caches()
+    clone = pathlib.Path.cwd().parent / "shared"
+    if (clone / "attnlab").is_dir():
+        sys.path.insert(0, str(clone))
     else:
-        sys.path.insert(0, str(pathlib.Path.cwd().parent / "shared"))
+        source = f"git+{{COURSE_REPO}}" if "google.colab" in sys.modules else COURSE_PACKAGE
+        if subprocess.run([sys.executable, "-m", "pip", "install", "-q", source]).returncode != 0:
+            raise SystemExit(f"pip could not install {{source}}: see 'Install' in the course README")
+        importlib.invalidate_caches()
 
 import attnlab
 attnlab.setup_notebook()'''
