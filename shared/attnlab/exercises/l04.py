@@ -132,8 +132,8 @@ check_padding_mask = printing(evaluate_padding_mask)
 
 # ------------------------------------------------------------------------------- decoder mask
 _DEC_CASES = (
-    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),        # left padding first: masking the rows differs from
-    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),        # masking rows and columns only there
+    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),        # left padding first: there masking the rows only
+    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),        # differs from masking rows and columns
     ([[4, 9, 0], [6, 0, 0], [2, 5, 7]], 0),
     ([[0, 5, 1, 1], [7, 3, 0, 1]], 1),
     ([[8, 2, 6, 9, 9, 9]], 9),
@@ -165,10 +165,10 @@ def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
             if pad_id != 0 and torch.equal(m, decoder_mask(token_ids, 0)):
                 return False, "l04.hint.pad_id", {"pad_id": pad_id}
             pad_rows = padding.transpose(-2, -1)                          # (B, 1, T, 1): the queries
+            if torch.equal(m, causal & padding & pad_rows):            # (= rows only with right padding;
+                return False, "l04.hint.dec_pad_rows_too", {}          # rows only fails the first case)
             if torch.equal(m, causal & pad_rows):
                 return False, "l04.hint.dec_pad_rows", {}
-            if torch.equal(m, causal & padding & pad_rows):
-                return False, "l04.hint.dec_pad_rows_too", {}
             if (m & ~padding).any():
                 return False, "l04.hint.dec_no_padding", {}
             if (m & ~causal).any():
