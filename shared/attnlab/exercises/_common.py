@@ -104,9 +104,10 @@ def raised_by_student(err: BaseException) -> bool:
 
 # Where a raw Python error from the student's code has a likely cause: (type, any of these texts, key).
 _CAUSES = (
-    (TypeError, ("'tuple' object", "not tuple", "and 'tuple'", "'tuple' and"), "ex.cause.tuple"),
+    (TypeError, ("'tuple' object", "not tuple", "and 'tuple'", "'tuple' and", "concatenate tuple"), "ex.cause.tuple"),
     (TypeError, ("'float' object cannot be interpreted as an integer", "found element of type float",
-                 "slice indices must be integers", "must be int, not float", "not float"), "ex.cause.float_int"),
+                 "tuple of ints,but got float", "tuple of ints, but got float", "slice indices must be integers",
+                 "must be int, not float", "not float"), "ex.cause.float_int"),
     (TypeError, ("'NoneType'", "NoneType"), "ex.cause.none"),
     (AttributeError, ("'NoneType'",), "ex.cause.none"),
     (AttributeError, ("'tuple' object",), "ex.cause.tuple"),
