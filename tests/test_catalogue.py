@@ -90,9 +90,8 @@ def test_wrong_solution_gets_its_hint(entry, wrong):
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
 def test_hints_are_worded_in_the_lesson_languages(lang):
-    """The same verdicts in vi and zh (one entry per lesson, its first wrong solution)."""
-    for entry in ENTRIES[::3]:
-        wrong = entry["wrong"][0]
+    """The same verdicts in vi and zh (every exercise's first and last wrong solution)."""
+    for entry, wrong in [(e, w) for e in ENTRIES for w in (e["wrong"][0], e["wrong"][-1])]:
         got = feedback(entry, wrong["source"], lang)
         assert (got.ok, got.key) == (False, wrong["hint"])
         assert fixed_text(wrong["hint"], lang) in got.text

@@ -201,7 +201,7 @@ def diagnose_masks(leaky_mask: Callable, safe_mask: Callable) -> tuple[bool, str
         r_safe = causality_check(mask=safe, seq_len=T, verbose=False)
         if r_leaky.earlier_drift < r_leaky.tol:
             # The experiment changes only the LAST token: a leak elsewhere is invisible to it.
-            if (leaky & ~reference).any():
+            if (leaky & ~reference).any() and not leaky[:T - 1, T - 1].any():
                 return False, "l05.hint.leak_not_last", {"T": T, "last": T - 1}
             return False, "l05.hint.leaky_is_safe", {"T": T}
         if r_safe.earlier_drift >= r_safe.tol:
