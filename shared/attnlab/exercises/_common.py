@@ -71,6 +71,12 @@ def type_name(x) -> str:
     return type(x).__name__
 
 
+def seed(n: int) -> None:
+    """Seed the CPU generator only (``torch.manual_seed`` would also reseed CUDA, which evaluate's
+    fork does not restore); the checkers build and run everything on the CPU."""
+    torch.random.default_generator.manual_seed(n)
+
+
 # --------------------------------------------------------------------------- running student code
 def call_student(fn: Callable, *args, **kwargs):
     """Call the student's function (or class, or module); NotDone if it is missing or returns
@@ -150,7 +156,7 @@ def evaluate(name: str, diagnose: Callable[[], Diagnosis], lang: str | None = No
     threads = torch.get_num_threads()
     try:
         with torch.random.fork_rng(devices=[]):    # the notebook's random state is never touched
-            torch.manual_seed(0)                   # and the checker's draws never depend on it
+            seed(0)                                # and the checker's draws never depend on it
             ok, key, fields = diagnose()
     except (NotDone, NotImplementedError):
         return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))

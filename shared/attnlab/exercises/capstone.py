@@ -27,7 +27,7 @@ from ..block import TransformerBlock
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention
 from ._common import Diagnosis, Feedback, NotDone, call_student, evaluate, max_diff, printing
-from ._common import close
+from ._common import close, seed as _seed
 
 __all__ = ["check_multihead", "evaluate_multihead", "check_block", "evaluate_block"]
 
@@ -83,7 +83,7 @@ def _mha_cases():
 
 
 def _reference_mha(d_model: int = 12, num_heads: int = 3) -> MultiHeadAttention:
-    torch.manual_seed(1202)
+    _seed(1202)
     return MultiHeadAttention(d_model, num_heads).eval()
 
 
@@ -189,7 +189,7 @@ def _block_rename(key: str) -> str:
 
 
 def _reference_block(norm_first: bool, dropout: float = 0.0) -> TransformerBlock:
-    torch.manual_seed(1203)
+    _seed(1203)
     with torch.no_grad():
         block = TransformerBlock(12, 3, 20, dropout=dropout, norm_first=norm_first)
         for norm in (block.norm1, block.norm2):                 # gains and biases that make the order of LN matter
@@ -219,7 +219,7 @@ def _train_variant(ref: TransformerBlock, x, mask, seed: int, *, inner=True, out
     """attnlab's block in training mode, dropout p = P_DROP drawn from ``seed`` in the order any right
     block draws it (attention output, the FFN's hidden layer, the FFN output); ``inner`` / ``outer``
     switch the FFN's inner dropout / the dropouts on the sublayer outputs off."""
-    torch.manual_seed(seed)
+    _seed(seed)
     ff = ref.feed_forward
 
     def drop(h, on):
@@ -257,7 +257,7 @@ def _block_mistake(student, ref, x, mask, out, expected, norm_first) -> Diagnosi
 
 def _dropout_mistake(student, ref, x, mask, out_eval) -> Diagnosis | None:
     """In training mode, with the random draws of a right block, the student's block gives its output."""
-    torch.manual_seed(7)
+    _seed(7)
     got = _block_output(student, x, mask)
     if _close(got, _train_variant(ref, x, mask, 7)):
         return None

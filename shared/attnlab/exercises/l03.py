@@ -18,6 +18,7 @@ import torch
 from ..multihead import MultiHeadAttention
 from ..positional import sinusoidal_encoding
 from ._common import Feedback, NotDone, call_student, evaluate, printing, shape as _shape, type_name as _kind
+from ._common import seed as _seed
 
 
 _TOL = 1e-4  # students may build the table in float32
@@ -182,7 +183,7 @@ _PREDICT_D, _PREDICT_H = 16, 4
 
 
 def _attention_model(seed: int) -> MultiHeadAttention:
-    torch.manual_seed(seed)                        # evaluate runs the checker on a forked random state
+    _seed(seed)                        # evaluate runs the checker on a forked random state
     return MultiHeadAttention(_PREDICT_D, _PREDICT_H).eval()
 
 

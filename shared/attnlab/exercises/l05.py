@@ -20,6 +20,7 @@ from ..block import TransformerBlock
 from ..causality import causality_check
 from ..masks import causal_mask
 from ._common import Feedback, call_student, evaluate, printing
+from ._common import seed as _seed
 from ._common import max_diff as _max_diff
 
 TOL = 1e-5
@@ -30,7 +31,7 @@ TOL = 1e-5
 def _make_block(norm_first: bool, seed: int, d_model: int = 16, num_heads: int = 4, d_ff: int = 32):
     """A TransformerBlock without dropout, whose two LayerNorms have distinct random γ, β."""
     g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)                     # evaluate runs every checker on a forked random state
+    _seed(seed)                     # evaluate runs every checker on a forked random state
     block = TransformerBlock(d_model, num_heads, d_ff, dropout=0.0, norm_first=norm_first).eval()
     with torch.no_grad():
         for norm in (block.norm1, block.norm2):
