@@ -710,6 +710,8 @@ _L09 = [
              _w("out_proj never applied", "capstone.hint.no_out_proj",
                 _changed(_MHA, ("return self.out_proj(out), weights", "return out, weights"))),
              _w("no scaling", "capstone.hint.no_scale", _changed(_MHA, (" / math.sqrt(self.d_k)", ""))),
+             _w("scaled by the square root of d_model", "capstone.hint.scale_d_model",
+                _changed(_MHA, ("math.sqrt(self.d_k)", "math.sqrt(self.num_heads * self.d_k)"))),
              _w("heads merged without the transpose", "capstone.hint.merge_heads",
                 _changed(_MHA, ("out.transpose(1, 2).reshape(B, T, H * d_k)", "out.reshape(B, T, H * d_k)"))),
              _w("mask inverted", "capstone.hint.mask_inverted", _changed(_MHA, ("masked_fill(~mask,", "masked_fill(mask,"))),

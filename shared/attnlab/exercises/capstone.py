@@ -108,7 +108,7 @@ def _mha_variant(ref, query, key, value, mask, *, scale=True, split_t=True, merg
     q, k, v = split(ref.q_proj(query), T), split(ref.k_proj(key), S), split(ref.v_proj(value), S)
     scores = q @ k.transpose(-2, -1)                                      # (B, H, T, S)
     if scale:
-        scores = scores / math.sqrt(d_k)
+        scores = scores / math.sqrt(D if scale == "d_model" else d_k)
     if mask is not None and mask_mode != "ignored":
         keep = ~mask if mask_mode == "inverted" else mask
         scores = scores.masked_fill(~keep, 0.0 if mask_mode == "zero" else float("-inf"))
@@ -122,6 +122,7 @@ def _mha_variant(ref, query, key, value, mask, *, scale=True, split_t=True, merg
 # that change only the output (recognised on the output).
 _MHA_MISTAKES = (
     ("capstone.hint.no_scale", {"scale": False}),
+    ("capstone.hint.scale_d_model", {"scale": "d_model"}),
     ("capstone.hint.split_heads", {"split_t": False}),
     ("capstone.hint.split_heads", {"split_t": False, "merge_t": False}),
     ("capstone.hint.mask_inverted", {"mask_mode": "inverted"}),

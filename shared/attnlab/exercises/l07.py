@@ -158,7 +158,7 @@ def _diagnose_forward(fn, model):
         if close(_manual_forward(ref, inputs, causal, final_norm=False)):
             return False, "l07.hint.fwd_no_norm", {}
     diff = (got[real] - want[real]).abs().max().item()
-    return False, "l07.hint.fwd_values", {"diff": f"{diff:.2g}"}
+    return False, "l07.hint.fwd_values", {"diff": diff}
 
 
 def evaluate_forward(fn, model, lang: str | None = None) -> Feedback:
