@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import attnlab
 from attnlab.exercises import capstone
 from attnlab.i18n import t
 from exercise_checks import graded
@@ -216,18 +217,36 @@ def test_block_mistakes(cls, key, capsys):
     assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
 
 
-def test_the_references_agree_with_pytorch():
-    """The checker's two oracles agree: attnlab and PyTorch, same weights (what 'ok' claims)."""
+def test_the_reference_agrees_with_pytorch():
+    """What 'ok' claims: attnlab's layer (the checker's oracle) = torch.nn.MultiheadAttention on every
+    case of the checker, distinct key and value and padding included (same weights)."""
     ref = capstone._reference_mha()
+    D, H = ref.d_model, ref.num_heads
+    tm = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
+    ref.copy_to(tm)
     for query, key, value, mask in capstone._mha_cases():
         out, w = ref(query, key, value, mask)
-        t_out, t_w = capstone._torch_mha(ref, query, key, value, mask)
+        key = query if key is None else key
+        value = key if value is None else value
+        B, T, S = query.shape[0], query.shape[1], key.shape[1]
+        attn_mask = None if mask is None else (~mask.expand(B, H, T, S)).reshape(B * H, T, S)
+        t_out, t_w = tm(query, key, value, attn_mask=attn_mask, average_attn_weights=False)
         assert capstone._close(out, t_out) and capstone._close(w, t_w)
-    x = torch.randn(2, 6, 12)
+
+
+def test_the_dropout_draws_are_the_reference_blocks():
+    """The checker's training-mode oracle draws dropout exactly as attnlab.TransformerBlock does."""
+    x = torch.randn(2, 6, 12, generator=torch.Generator().manual_seed(0))
     for norm_first in (False, True):
-        block = capstone._reference_block(norm_first)
+        ref = capstone._reference_block(norm_first)
+        train = attnlab.TransformerBlock(12, 3, 20, dropout=capstone.P_DROP, norm_first=norm_first)
+        train.load_state_dict(ref.state_dict())
+        train.train()
+        torch.manual_seed(7)
         with torch.no_grad():
-            assert capstone._close(block(x, capstone.causal_mask(6))[0], capstone._torch_block(block, x, capstone.causal_mask(6)))
+            expected = train(x, capstone.causal_mask(6))[0]
+            got = capstone._train_variant(ref, x, capstone.causal_mask(6), 7)
+        assert capstone._close(got, expected) and not capstone._close(got, ref(x, capstone.causal_mask(6))[0])
 
 
 def test_checkers_leave_the_global_random_state_alone():

@@ -64,14 +64,15 @@ def test_causal_hint_names_the_leak():
 
 def test_causal_not_done(capsys):
     assert graded(l04.check_causal_mask, todo) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_causal_mask") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l04.ex.causal", "en")) + "\n"
 
 
 def test_causal_reports_other_errors(capsys):
     def broken(T):
         return torch.tril(torch.ones(T, T)).bool()[None, None] & undefined_name  # noqa: F821
     assert graded(l04.check_causal_mask, broken) is False
-    assert capsys.readouterr().out.startswith("❌ Your code raised NameError")
+    out = capsys.readouterr().out
+    assert out.startswith("❌ " + t("ex.cause.name", "en")) and "NameError: name 'undefined_name'" in out
 
 
 # ------------------------------------------------------------------------------ padding mask
@@ -110,7 +111,7 @@ def test_padding_rejects_mistake(fn, key, capsys):
 
 def test_padding_not_done(capsys):
     assert graded(l04.check_padding_mask, todo) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_padding_mask") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l04.ex.padding", "en")) + "\n"
 
 
 # ------------------------------------------------------------------------------ decoder mask
@@ -137,7 +138,8 @@ DECODER_MISTAKES = [
     (lambda ids, pad: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
     (lambda ids, pad: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
     (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
-    (lambda ids, pad: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.pad_rows"),
+    (lambda ids, pad: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows"),
+    (lambda ids, pad: _causal(ids) & _padding(ids, pad) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows_too"),
     (lambda ids, pad: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
     (lambda ids, pad: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
     (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
@@ -169,7 +171,7 @@ def test_decoder_rejects_mistake(fn, key, capsys):
 
 def test_decoder_not_done(capsys):
     assert graded(l04.check_decoder_mask, todo) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_decoder_mask") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l04.ex.decoder", "en")) + "\n"
 
 
 # ------------------------------------------------------------------ nn.MultiheadAttention mask
@@ -213,15 +215,32 @@ def test_mha_rejects_mistake(fn, key, capsys):
 
 def test_mha_not_done(capsys):
     assert graded(l04.check_mha_mask, todo) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_mha_mask") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l04.ex.mha", "en")) + "\n"
 
 
 def test_mha_solution_really_drives_torch():
     """The reference mask makes nn.MultiheadAttention match the course module; the unchanged mask does not."""
     mask = attnlab.decoder_mask(torch.tensor([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]]))
-    assert l04._torch_mha_agrees(solutions.mha_mask(mask, 4), mask, 4)
+    assert torch_mha_agrees(solutions.mha_mask(mask, 4), mask, 4)
     wrong = mask.expand(-1, 4, -1, -1).reshape(8, 5, 5)
-    assert not l04._torch_mha_agrees(wrong, mask, 4)
+    assert not torch_mha_agrees(wrong, mask, 4)
+
+
+def torch_mha_agrees(attn_mask: torch.Tensor, mask: torch.Tensor, num_heads: int) -> bool:
+    """nn.MultiheadAttention with ``attn_mask`` = attnlab.MultiHeadAttention with ``mask``."""
+    B, _, T, _ = mask.shape
+    d_model = 4 * num_heads
+    gen = torch.Generator().manual_seed(0)
+    ours = attnlab.MultiHeadAttention(d_model, num_heads).eval()
+    theirs = torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True).eval()
+    with torch.no_grad():
+        for p in ours.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
+        ours.copy_to(theirs)
+        x = torch.randn(B, T, d_model, generator=gen)
+        expected, _ = ours(x, mask=mask)
+        got, _ = theirs(x, x, x, attn_mask=attn_mask, need_weights=False)
+    return bool(torch.allclose(got, expected, atol=1e-5, rtol=0))
 
 
 # ------------------------------------------------------------------------------------- all

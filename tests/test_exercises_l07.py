@@ -86,7 +86,7 @@ def test_loss_mask_hint_names_a_real_position():
 
 def test_loss_mask_not_done(capsys):
     assert graded(l07.check_loss_mask, todo) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_loss_mask") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l07.ex.loss_mask", "en")) + "\n"
 
 
 def test_loss_mask_reports_errors(capsys):
@@ -154,7 +154,7 @@ def test_forward_does_not_touch_the_lessons_model(model):
 
 def test_forward_not_done(model, capsys):
     assert graded(l07.check_forward, todo, model) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_forward") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l07.ex.forward", "en")) + "\n"
 
 
 # ------------------------------------------------------------------------------- which head
@@ -226,7 +226,8 @@ def test_head_branches(answer, key, model, fake_masses, capsys):
     assert (ok, got_key) == (key == "l07.ok.head", key)
     assert graded(l07.check_reversal_head, model, answer) is ok
     verdict = "ex.correct" if ok else "ex.wrong"
-    assert capsys.readouterr().out == t(verdict, "en", detail=t(key, "en", **fields)) + "\n"
+    discussion = "\n" + t("ex.discussion", "en", text=t("l07.discuss.head", "en")) if ok else ""
+    assert capsys.readouterr().out == t(verdict, "en", detail=t(key, "en", **fields)) + discussion + "\n"
     if key == "l07.hint.head_other":
         assert fields == {"layer": 2, "head": 4, "pct": 40, "need": 50}
 
@@ -247,7 +248,7 @@ def test_head_rejects_bad_answers(answer, key, model, capsys):
 
 def test_head_not_done(model, capsys):
     assert graded(l07.check_reversal_head, model, None) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_head") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l07.ex.head", "en")) + "\n"
 
 
 # ------------------------------------------------------------------------------------- all

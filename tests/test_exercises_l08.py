@@ -64,7 +64,15 @@ CACHE_MISTAKES = [
                                 torch.cat([kc, kn], 2), torch.cat([vc, vn], 2)), "l08.hint.cache_first"),
     (lambda q, kc, vc, kn, vn: (_attend(q, _cat(kc, kn), _cat(kc, kn)), _cat(kc, kn), _cat(vc, vn)),
      "l08.hint.cache_values"),                                                       # keys used as values
-    (lambda q, kc, vc, kn, vn: [_attend(q, _cat(kc, kn), _cat(vc, vn))], "l08.hint.cache_return"),
+    (lambda q, kc, vc, kn, vn: [_attend(q, _cat(kc, kn), _cat(vc, vn))], "l08.hint.cache_return_count"),
+    (lambda q, kc, vc, kn, vn: (_attend(q, _cat(kc, kn), _cat(vc, vn)), _cat(kc, kn)), "l08.hint.cache_return_count"),
+    (lambda q, kc, vc, kn, vn: (_attend(q, _cat(kc, kn), _cat(vc, vn)), _cat(kc, kn).numpy(), _cat(vc, vn)),
+     "l08.hint.cache_return"),
+    # the new key in front: attention without a mask does not see it, the cache does
+    (lambda q, kc, vc, kn, vn: (_attend(q, _cat(kn, kc), _cat(vn, vc)), _cat(kn, kc), _cat(vn, vc)),
+     "l08.hint.cache_order"),
+    (lambda q, kc, vc, kn, vn: (_attend(q, _cat(kc, kn), _cat(vc, vn)), _cat(kc, kn), _cat(vc, vn).flip(2)),
+     "l08.hint.cache_kv"),
 ]
 
 
@@ -86,9 +94,9 @@ def test_cache_step_rejects_mistake(model, fn, key, capsys):
 
 
 def test_cache_step_not_done(model, capsys):
-    assert verdict(l08.check_cache_step, todo, model) == (None, t("ex.not_done", "en", name="my_attend_step"))
+    assert verdict(l08.check_cache_step, todo, model) == (None, t("ex.not_done", "en", name=t("l08.ex.cache", "en")))
     assert l08.check_cache_step(todo, model) is None
-    assert capsys.readouterr().out == t("ex.not_done", "en", name="my_attend_step") + "\n"
+    assert capsys.readouterr().out == t("ex.not_done", "en", name=t("l08.ex.cache", "en")) + "\n"
 
 
 def test_cache_step_reports_an_error(model):
@@ -117,9 +125,10 @@ def test_aligned_head(model, capsys):
 # ---------------------------------------------------------------------------------- seven digits
 def test_seven_digits(model, capsys):
     ok, key, fields = l08._diagnose_seven_digits(model, solutions.SEVEN_DIGITS)
-    assert (ok, key) == (True, "l08.ok.seven")
+    assert (ok, key) == (True, "l08.ok.seven")                        # vi: no word for millions
+    assert fields["missing"] == "triệu" and (fields["n_words"], fields["max_new"]) == (13, model.config.max_tgt - 1)
     assert fields["words"] == " ".join(l08.seven_digit_words(model)) and fields["words"]
-    for answer, key in [("A", "l08.hint.seven_right"), ("c", "l08.hint.seven_error"), ("D", "l08.hint.seven_format"),
+    for answer, key in [("A", "l08.hint.seven_right_vocab"), ("c", "l08.hint.seven_error"), ("D", "l08.hint.seven_format"),
                         (2, "l08.hint.seven_format")]:
         assert_hint(lambda: l08.check_seven_digits(model, answer), lambda: l08._diagnose_seven_digits(model, answer),
                     key, capsys)
@@ -133,3 +142,12 @@ def test_seven_digits_is_really_wrong():
         m = tr.load_pretrained(lang)
         assert l08.seven_digit_words(m) != ["một", "triệu"] and len(l08.seven_digit_words(m)) <= 10
         assert "triệu" not in numwords.VOCAB["vi"]
+
+
+def test_seven_digits_blames_the_real_limit_in_chinese():
+    """The Chinese vocabulary has every character of the right answer: the hint names the length and
+    the unseen positions, never the vocabulary."""
+    zh = tr.load_pretrained("zh")
+    ok, key, fields = l08._diagnose_seven_digits(zh, "A")
+    assert (ok, key, fields["missing"]) == (False, "l08.hint.seven_right", "")
+    assert l08._diagnose_seven_digits(zh, "B")[1] == "l08.ok.seven_length"

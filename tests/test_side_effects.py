@@ -110,3 +110,51 @@ def test_explorer_computes_on_one_thread_and_restores_the_count(two_threads, mon
     with pytest.raises(InputError):
         compute(ExplorerState(sentence=""))                    # bad input raises inside
     assert inside == [1, 1] and torch.get_num_threads() == 2
+
+
+# ------------------------------------------------------------------------------- the checkers
+def _checker_runs():
+    """(id, entry, source) for every exercise's checker: a right answer and a wrong one."""
+    from solutions import catalogue
+    for entry in catalogue.EXERCISES:
+        yield f"{entry['key']}:right", entry, entry["reference"]
+        yield f"{entry['key']}:wrong", entry, entry["wrong"][0]["source"]
+
+
+CHECKER_RUNS = list(_checker_runs())
+
+
+@pytest.fixture(scope="module")
+def lesson_namespaces():
+    from solutions import catalogue
+    cache = {}
+
+    def get(entry):
+        if entry["key"] not in cache:
+            cache[entry["key"]] = catalogue.namespace(entry)
+        return cache[entry["key"]]
+    return get
+
+
+@pytest.mark.parametrize("entry, source", [r[1:] for r in CHECKER_RUNS], ids=[r[0] for r in CHECKER_RUNS])
+def test_checkers_leave_the_callers_world_alone(entry, source, lesson_namespaces, two_threads):
+    """No checker changes global state: the RNG (forked once per checker), rcParams, thread count,
+    and the lesson model's train/eval mode and weights, for a right and for a wrong answer."""
+    from solutions import catalogue
+    ns = lesson_namespaces(entry)
+    model = ns.get("model")
+    if model is not None:
+        model.train()
+        weights = {k: v.clone() for k, v in model.state_dict().items()}
+    torch.manual_seed(1234)
+    rng = torch.random.get_rng_state()
+    params = dict(mpl.rcParams)
+    feedback = catalogue.run(entry, source, ns=ns)
+    assert feedback.ok in (True, False)
+    assert torch.equal(torch.random.get_rng_state(), rng)
+    assert dict(mpl.rcParams) == params
+    assert torch.get_num_threads() == 2
+    if model is not None:
+        assert model.training
+        assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items())
+        model.eval()

@@ -11,8 +11,8 @@ import math
 import torch
 
 from ..attention import scaled_dot_product_attention
-from ..i18n import t
-from ._common import Feedback, call_student, evaluate, printing
+from ._common import Feedback, Msg, call_student, evaluate, printing
+from ._common import close as _close, max_diff as _max_diff, shape as _shape, type_name as _type_name
 
 __all__ = ["check_softmax", "evaluate_softmax", "check_attention", "evaluate_attention", "check_dot_std",
            "evaluate_dot_std"]
@@ -21,26 +21,6 @@ __all__ = ["check_softmax", "evaluate_softmax", "check_attention", "evaluate_att
 # --------------------------------------------------------------------------- helpers
 def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def _close(a, b, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-    """Same shape and all values close (NaN never counts as close)."""
-    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape:
-        return False
-    return bool(torch.allclose(a.detach().double(), b.detach().double(), rtol=rtol, atol=atol))
-
-
-def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    d = (a.detach().double() - b.detach().double()).abs()
-    return float(d.nan_to_num(nan=float("inf")).max()) if d.numel() else 0.0
-
-
-def _shape(x: torch.Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in x.shape) + ")"
-
-
-def _type_name(x) -> str:
-    return type(x).__name__
 
 
 # --------------------------------------------------------------------------- exercise 1: softmax
@@ -55,22 +35,22 @@ def _softmax_cases() -> list[torch.Tensor]:
     ]
 
 
-def _softmax_error_hint(err: Exception) -> str | None:
+def _softmax_error_hint(err: Exception) -> tuple[str, dict] | None:
     msg = str(err)
     if isinstance(err, TypeError) and "return_types.max" in msg:
-        return t("l01.softmax.max_values")
+        return ("l01.softmax.max_values", {})
     if isinstance(err, RuntimeError) and "must match the size of tensor" in msg:
-        return t("l01.softmax.keepdim")
+        return ("l01.softmax.keepdim", {})
     return None
 
 
-def _softmax_problem(x: torch.Tensor, got) -> str | None:
+def _softmax_problem(x: torch.Tensor, got) -> tuple[str, dict] | None:
     """None if ``got`` is softmax(x, dim=-1); otherwise the hint for the most likely mistake."""
     expected = torch.softmax(x, dim=-1)
     if not isinstance(got, torch.Tensor):
-        return t("l01.softmax.not_tensor", got=_type_name(got))
+        return ("l01.softmax.not_tensor", {"got": _type_name(got)})
     if got.shape != x.shape:
-        return t("l01.softmax.shape", want=_shape(x), got=_shape(got))
+        return ("l01.softmax.shape", {"want": _shape(x), "got": _shape(got)})
     if _close(got, expected, rtol=1e-4, atol=1e-6):
         return None
     got_d = got.detach().double()
@@ -79,23 +59,23 @@ def _softmax_problem(x: torch.Tensor, got) -> str | None:
         # rows far below the global maximum underflow to 0/0 when one max serves the whole tensor.
         bad_rows = ~torch.isfinite(got_d).all(dim=-1)
         top_rows = x.amax(dim=-1) == x.max()
-        return t("l01.softmax.overflow" if (bad_rows & top_rows).any() else "l01.softmax.global_max")
+        return ("l01.softmax.overflow" if (bad_rows & top_rows).any() else "l01.softmax.global_max", {})
     for d in range(x.dim() - 1):
         if _close(got, torch.softmax(x, dim=d)):
-            return t("l01.softmax.axis")
+            return ("l01.softmax.axis", {})
     if (got_d >= 0).all() and abs(float(got_d.sum()) - 1.0) < 1e-4:
-        return t("l01.softmax.axis")                               # normalised over everything
+        return ("l01.softmax.axis", {})                               # normalised over everything
     row_max = x.amax(dim=-1, keepdim=True)
     if _close(got, torch.exp(x)) or _close(got, torch.exp(x - row_max)):
-        return t("l01.softmax.normalize")
+        return ("l01.softmax.normalize", {})
     if x.dim() == 2 and x.shape[0] == x.shape[1]:                  # broadcasting the wrong way
         m = x.amax(dim=-1)                                         # (T,) lines up with the columns
         e_bad, e_ok = torch.exp(x - m), torch.exp(x - row_max)
         candidates = (e_bad / e_bad.sum(dim=-1, keepdim=True), e_bad / e_bad.sum(dim=-1),
                       e_ok / e_ok.sum(dim=-1), torch.exp(x) / torch.exp(x).sum(dim=-1))
         if any(_close(got, c) for c in candidates):
-            return t("l01.softmax.keepdim")
-    return t("l01.softmax.mismatch", diff=_max_diff(got, expected))
+            return ("l01.softmax.keepdim", {})
+    return ("l01.softmax.mismatch", {"diff": _max_diff(got, expected)})
 
 
 def evaluate_softmax(fn, lang: str | None = None) -> Feedback:
@@ -108,11 +88,11 @@ def evaluate_softmax(fn, lang: str | None = None) -> Feedback:
                 hint = _softmax_error_hint(err)
                 if hint is None or isinstance(err, NotImplementedError):
                     raise
-                return False, hint
+                return (False, *hint)
             problem = _softmax_problem(x, got)
             if problem:
-                return False, problem
-        return True, t("l01.softmax.ok")
+                return (False, *problem)
+        return True, "l01.softmax.ok", {}
     return evaluate("l01.ex.softmax", check, lang)
 
 check_softmax = printing(evaluate_softmax)
@@ -157,32 +137,33 @@ def _attention_variants(q, k, v) -> list[tuple[str, tuple[torch.Tensor, torch.Te
     return variants
 
 
-def _attention_problem(case: str, q, k, v, result) -> str | None:
+def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
     if not (isinstance(result, (tuple, list)) and len(result) == 2
             and all(isinstance(r, torch.Tensor) for r in result)):
-        return t("l01.attn.return_pair")
+        return ("l01.attn.return_pair", {})
     out, w = result
     ref_out, ref_w = scaled_dot_product_attention(q, k, v)
     if _close(out, ref_out) and _close(w, ref_w):
         return None
-    variants = _attention_variants(q, k, v)
-    # Mistakes in the scores or the softmax show in the weights (and in out).
+    if _close(out, ref_w) and _close(w, ref_out):
+        return ("l01.attn.swapped", {})
+    # Mistakes in the scores or the softmax change the weights: matched on the weights.
     if not _close(w, ref_w):
-        for key, (v_out, v_w) in variants:
-            if _close(w, v_w) or _close(out, v_out):
-                return t(key)
+        for key, (_, v_w) in _attention_variants(q, k, v):
+            if _close(w, v_w):
+                return (key, {})
         if _close(out, ref_out):
-            return t("l01.attn.weights_not_softmax")
+            return ("l01.attn.weights_not_softmax", {})
         if w.shape != ref_w.shape:
-            return t("l01.attn.weights_shape", got=_shape(w), want=_shape(ref_w))
+            return ("l01.attn.weights_shape", {"got": _shape(w), "want": _shape(ref_w)})
     # The weights are right (or unrecognisably wrong): look at the output.
     if _close(out, w) or _close(out, ref_w):
-        return t("l01.attn.no_v")
+        return ("l01.attn.no_v", {})
     if out.shape != ref_out.shape:
-        return t("l01.attn.out_shape", got=_shape(out), want=_shape(ref_out))
+        return ("l01.attn.out_shape", {"got": _shape(out), "want": _shape(ref_out)})
     if case == "batched":
-        return t("l01.attn.batched", error=t("l01.attn.wrong_values"))
-    return t("l01.attn.mismatch", diff=_max_diff(out, ref_out))
+        return ("l01.attn.batched", {"error": Msg("l01.attn.wrong_values")})
+    return ("l01.attn.mismatch", {"diff": _max_diff(out, ref_out)})
 
 
 def evaluate_attention(fn, lang: str | None = None) -> Feedback:
@@ -195,11 +176,11 @@ def evaluate_attention(fn, lang: str | None = None) -> Feedback:
                 if isinstance(err, NotImplementedError) or case == "square":
                     raise                                          # evaluate reports it as it is
                 key = "l01.attn.cross" if case == "cross" else "l01.attn.batched"
-                return False, t(key, error=type(err).__name__)
+                return False, key, {"error": type(err).__name__}
             problem = _attention_problem(case, q, k, v, result)
             if problem:
-                return False, problem
-        return True, t("l01.attn.ok")
+                return (False, *problem)
+        return True, "l01.attn.ok", {}
     return evaluate("l01.ex.attention", check, lang)
 
 check_attention = printing(evaluate_attention)
@@ -226,7 +207,7 @@ def evaluate_dot_std(fn, lang: str | None = None) -> Feedback:
             try:
                 value = float(r)
             except (TypeError, ValueError, RuntimeError):
-                return False, t("l01.std.number", got=_type_name(r))
+                return False, "l01.std.number", {"got": _type_name(r)}
             got.append(value)
 
         def matches(formula) -> bool:
@@ -246,9 +227,9 @@ def evaluate_dot_std(fn, lang: str | None = None) -> Feedback:
             if not math.isclose(value, _measured_std(d_k, sigma), rel_tol=0.03):
                 for key, formula in mistakes:
                     if matches(formula):
-                        return False, t(key)
-                return False, t("l01.std.mismatch", d_k=d_k, sigma=sigma, got=value)
-        return True, t("l01.std.ok")
+                        return False, key, {}
+                return False, "l01.std.mismatch", {"d_k": d_k, "sigma": sigma, "got": value}
+        return True, "l01.std.ok", {}
     return evaluate("l01.ex.dot_std", check, lang)
 
 check_dot_std = printing(evaluate_dot_std)

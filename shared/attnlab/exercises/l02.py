@@ -16,34 +16,20 @@ from typing import Callable
 
 import torch
 
-from ..i18n import t
 from ..multihead import MultiHeadAttention
-from ._common import Feedback, call_student, evaluate, printing
-
-# ---------------------------------------------------------------------------------------------
-# Words printed by the lesson notebook (same code in both languages, text from here).
-
-# ---------------------------------------------------------------------------------------------
-# Exercise names, verdicts and hints.
-
-Diagnosis = tuple[bool, str, dict]
+from ._common import Diagnosis, Feedback, call_student, evaluate, mark_student, printing, shape
 
 # (B, T, D, H): batch > 1, T != H and d_k != H, so that every typical mistake shows.
 _CASES = ((2, 5, 12, 3), (1, 4, 8, 2), (3, 7, 16, 4), (2, 3, 6, 6), (2, 6, 8, 1))
 
 
 def _reference(D: int, H: int) -> MultiHeadAttention:
-    """The package's layer, built without touching the notebook's random state."""
-    with torch.random.fork_rng(devices=[]):
-        return MultiHeadAttention(D, H)
+    """The package's layer (evaluate runs every checker on a forked random state)."""
+    return MultiHeadAttention(D, H)
 
 
 def _inputs(B: int, T: int, D: int, seed: int) -> torch.Tensor:
     return torch.randn(B, T, D, generator=torch.Generator().manual_seed(seed))
-
-
-def _shape(size) -> str:
-    return "(" + ", ".join(str(s) for s in size) + ")"
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -69,46 +55,55 @@ def _check_tensor(got, x: torch.Tensor, expected: torch.Tensor) -> Diagnosis | N
     if not isinstance(got, torch.Tensor):
         return False, "l02.hint.not_tensor", {"got": type(got).__name__}
     if got.shape != expected.shape:
-        return False, "l02.hint.shape", {"inp": _shape(x.shape), "expected": _shape(expected.shape),
-                                         "got": _shape(got.shape)}
+        return False, "l02.hint.shape", {"inp": shape(x.shape), "expected": shape(expected.shape),
+                                         "got": shape(got.shape)}
     return None
 
 
-def _verdict(diagnosis: Diagnosis, lang: str | None) -> tuple[bool, str]:
-    ok, key, fields = diagnosis
-    return ok, t(key, lang, **fields)
-
-
 # ------------------------------------------------------------------------------- split_heads
+def _hard_coded(diagnosis: Diagnosis, i: int) -> Diagnosis:
+    """A function right on the first case and wrong on a later one with other sizes wrote sizes
+    as numbers: say so instead of the symptom."""
+    if i > 0 and diagnosis[1] in ("l02.hint.bad_sizes", "l02.hint.shape", "l02.hint.wrong_dk", "l02.hint.values"):
+        return False, "l02.hint.hard_coded", {}
+    return diagnosis
+
+
 def _diagnose_split_heads(fn: Callable) -> Diagnosis:
     for i, (B, T, D, H) in enumerate(_CASES):
-        d_k = D // H
-        x = _inputs(B, T, D, seed=100 + i)
-        expected = _reference(D, H).split_heads(x)                     # (B, H, T, d_k)
-        got, hint = _call(fn, x.clone(), H)
-        if hint:
-            return hint
-        if isinstance(got, torch.Tensor) and got.shape != expected.shape:
-            if got.shape == (B, T, H, d_k):
-                return False, "l02.hint.split_forgot_transpose", {"got": _shape(got.shape)}
-            if got.dim() == 4 and got.shape[-1] != d_k:
-                return False, "l02.hint.wrong_dk", {"got": got.shape[-1], "d_k": d_k, "d_model": D, "h": H}
-        hint = _check_tensor(got, x, expected)
-        if hint:
-            return hint
-        if _same(got, expected):
-            continue
-        if _same(got, x.reshape(B, H, T, d_k)):
-            return False, "l02.hint.split_no_transpose", {}
-        if _same(got, x.reshape(B, T, d_k, H).permute(0, 3, 1, 2)):
-            return False, "l02.hint.split_interleaved", {}
-        return False, "l02.hint.values", {"inp": _shape(x.shape)}
+        problem = _split_case(fn, B, T, D, H, i)
+        if problem:
+            return _hard_coded(problem, i)
     return True, "l02.ok.split", {}
+
+
+def _split_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnosis | None:
+    d_k = D // H
+    x = _inputs(B, T, D, seed=100 + i)
+    expected = _reference(D, H).split_heads(x)                     # (B, H, T, d_k)
+    got, hint = _call(fn, x.clone(), H)
+    if hint:
+        return hint
+    if isinstance(got, torch.Tensor) and got.shape != expected.shape:
+        if got.shape == (B, T, H, d_k):
+            return False, "l02.hint.split_forgot_transpose", {"got": shape(got.shape)}
+        if got.dim() == 4 and got.shape[-1] != d_k:
+            return False, "l02.hint.wrong_dk", {"got": got.shape[-1], "d_k": d_k, "d_model": D, "h": H}
+    hint = _check_tensor(got, x, expected)
+    if hint:
+        return hint
+    if _same(got, expected):
+        return None
+    if _same(got, x.reshape(B, H, T, d_k)):
+        return False, "l02.hint.split_no_transpose", {}
+    if _same(got, x.reshape(B, T, d_k, H).permute(0, 3, 1, 2)):
+        return False, "l02.hint.split_interleaved", {}
+    return False, "l02.hint.values", {"inp": shape(x.shape)}
 
 
 def evaluate_split_heads(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(x (B, T, D), num_heads) -> (B, H, T, d_k)``, as MultiHeadAttention.split_heads."""
-    return evaluate("l02.ex.split_heads", lambda: _verdict(_diagnose_split_heads(fn), lang), lang)
+    return evaluate("l02.ex.split_heads", lambda: _diagnose_split_heads(fn), lang)
 
 check_split_heads = printing(evaluate_split_heads)
 
@@ -116,26 +111,32 @@ check_split_heads = printing(evaluate_split_heads)
 # ------------------------------------------------------------------------------- merge_heads
 def _diagnose_merge_heads(fn: Callable) -> Diagnosis:
     for i, (B, T, D, H) in enumerate(_CASES):
-        d_k = D // H
-        x = _inputs(B, T, D, seed=200 + i).view(B, H, T, d_k)                 # contiguous (B, H, T, d_k)
-        expected = _reference(D, H).merge_heads(x)                     # (B, T, D)
-        got, hint = _call(fn, x.clone())
-        hint = hint or _check_tensor(got, x, expected)
-        if hint:
-            return hint
-        if _same(got, expected):
-            continue
-        if _same(got, x.reshape(B, T, D)):
-            return False, "l02.hint.merge_no_transpose", {}
-        if _same(got, x.permute(0, 2, 3, 1).reshape(B, T, D)):
-            return False, "l02.hint.merge_interleaved", {}
-        return False, "l02.hint.values", {"inp": _shape(x.shape)}
+        problem = _merge_case(fn, B, T, D, H, i)
+        if problem:
+            return _hard_coded(problem, i)
     return True, "l02.ok.merge", {}
+
+
+def _merge_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnosis | None:
+    d_k = D // H
+    x = _inputs(B, T, D, seed=200 + i).view(B, H, T, d_k)                 # contiguous (B, H, T, d_k)
+    expected = _reference(D, H).merge_heads(x)                     # (B, T, D)
+    got, hint = _call(fn, x.clone())
+    hint = hint or _check_tensor(got, x, expected)
+    if hint:
+        return hint
+    if _same(got, expected):
+        return None
+    if _same(got, x.reshape(B, T, D)):
+        return False, "l02.hint.merge_no_transpose", {}
+    if _same(got, x.permute(0, 2, 3, 1).reshape(B, T, D)):
+        return False, "l02.hint.merge_interleaved", {}
+    return False, "l02.hint.values", {"inp": shape(x.shape)}
 
 
 def evaluate_merge_heads(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(x (B, H, T, d_k)) -> (B, T, D)``, as MultiHeadAttention.merge_heads."""
-    return evaluate("l02.ex.merge_heads", lambda: _verdict(_diagnose_merge_heads(fn), lang), lang)
+    return evaluate("l02.ex.merge_heads", lambda: _diagnose_merge_heads(fn), lang)
 
 check_merge_heads = printing(evaluate_merge_heads)
 
@@ -183,6 +184,8 @@ def _diagnose_mha_size(fn: Callable) -> Diagnosis:
             continue
         except AssertionError:
             return False, "l02.hint.size_assert", fields
+        except Exception as err:                        # noqa: BLE001 - the student's own error
+            raise mark_student(err)
         return False, "l02.hint.size_divisible", fields
     return True, "l02.ok.size", {}
 
@@ -190,6 +193,6 @@ def _diagnose_mha_size(fn: Callable) -> Diagnosis:
 def evaluate_mha_size(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(d_model, num_heads) -> (d_k, number of parameters of MultiHeadAttention)``;
     ``fn`` must raise ValueError when d_model is not divisible by num_heads."""
-    return evaluate("l02.ex.mha_size", lambda: _verdict(_diagnose_mha_size(fn), lang), lang)
+    return evaluate("l02.ex.mha_size", lambda: _diagnose_mha_size(fn), lang)
 
 check_mha_size = printing(evaluate_mha_size)

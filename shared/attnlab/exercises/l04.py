@@ -16,30 +16,10 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
-import torch.nn as nn
 
-from ..i18n import t
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ..multihead import MultiHeadAttention
-from ._common import Feedback, call_student, evaluate, printing
-
-# ---------------------------------------------------------------------------------------------
-# Words printed by the lesson notebook (same code in both languages, text from here).
-
-# ---------------------------------------------------------------------------------------------
-# Exercise names, verdicts and hints.
-
-Diagnosis = tuple[bool, str, dict]
-
-
-def _shape(size) -> str:
-    return "(" + ", ".join(str(s) for s in size) + ")"
-
-
-def _verdict(diagnosis: Diagnosis, lang: str | None) -> tuple[bool, str]:
-    ok, key, fields = diagnosis
-    return ok, t(key, lang, **fields)
-
+from ._common import Diagnosis, Feedback, call_student, evaluate, printing
+from ._common import shape as _shape
 
 def _ids(token_ids: torch.Tensor) -> str:
     return str(token_ids.tolist())
@@ -97,7 +77,7 @@ def _diagnose_causal_mask(fn: Callable) -> Diagnosis:
 
 def evaluate_causal_mask(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(T) -> (1, 1, T, T)`` bool, True = may attend: query i sees keys 0..i."""
-    return evaluate("l04.ex.causal", lambda: _verdict(_diagnose_causal_mask(fn), lang), lang)
+    return evaluate("l04.ex.causal", lambda: _diagnose_causal_mask(fn), lang)
 
 check_causal_mask = printing(evaluate_causal_mask)
 
@@ -145,15 +125,15 @@ def _diagnose_padding_mask(fn: Callable) -> Diagnosis:
 
 def evaluate_padding_mask(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(token_ids (B, S), pad_id) -> (B, 1, 1, S)`` bool, False exactly on padding."""
-    return evaluate("l04.ex.padding", lambda: _verdict(_diagnose_padding_mask(fn), lang), lang)
+    return evaluate("l04.ex.padding", lambda: _diagnose_padding_mask(fn), lang)
 
 check_padding_mask = printing(evaluate_padding_mask)
 
 
 # ------------------------------------------------------------------------------- decoder mask
 _DEC_CASES = (
-    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),
-    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),        # left padding
+    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),        # left padding first: there masking the rows only
+    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),        # differs from masking rows and columns
     ([[4, 9, 0], [6, 0, 0], [2, 5, 7]], 0),
     ([[0, 5, 1, 1], [7, 3, 0, 1]], 1),
     ([[8, 2, 6, 9, 9, 9]], 9),
@@ -184,8 +164,11 @@ def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
                 return False, "l04.hint.dec_or", {}
             if pad_id != 0 and torch.equal(m, decoder_mask(token_ids, 0)):
                 return False, "l04.hint.pad_id", {"pad_id": pad_id}
-            if torch.equal(m, causal & padding.transpose(-2, -1)):
-                return False, "l04.hint.pad_rows", {}
+            pad_rows = padding.transpose(-2, -1)                          # (B, 1, T, 1): the queries
+            if torch.equal(m, causal & padding & pad_rows):            # (= rows only with right padding;
+                return False, "l04.hint.dec_pad_rows_too", {}          # rows only fails the first case)
+            if torch.equal(m, causal & pad_rows):
+                return False, "l04.hint.dec_pad_rows", {}
             if (m & ~padding).any():
                 return False, "l04.hint.dec_no_padding", {}
             if (m & ~causal).any():
@@ -198,7 +181,7 @@ def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
 
 def evaluate_decoder_mask(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(token_ids (B, T), pad_id) -> (B, 1, T, T)`` = causal AND padding."""
-    return evaluate("l04.ex.decoder", lambda: _verdict(_diagnose_decoder_mask(fn), lang), lang)
+    return evaluate("l04.ex.decoder", lambda: _diagnose_decoder_mask(fn), lang)
 
 check_decoder_mask = printing(evaluate_decoder_mask)
 
@@ -213,23 +196,6 @@ _MHA_CASES = (
     ([[8, 2, 6, 0, 0, 0]], 3),
     ([[5, 0, 0, 0], [1, 2, 0, 0], [3, 4, 6, 0], [7, 8, 9, 1]], 2),
 )
-
-
-def _torch_mha_agrees(attn_mask: torch.Tensor, mask: torch.Tensor, num_heads: int) -> bool:
-    """nn.MultiheadAttention with ``attn_mask`` = attnlab.MultiHeadAttention with ``mask``."""
-    B, _, T, _ = mask.shape
-    d_model = 4 * num_heads
-    gen = torch.Generator().manual_seed(0)
-    ours = MultiHeadAttention(d_model, num_heads).eval()
-    theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True).eval()
-    with torch.no_grad():
-        for p in ours.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
-        ours.copy_to(theirs)
-        x = torch.randn(B, T, d_model, generator=gen)
-        expected, _ = ours(x, mask=mask)
-        got, _ = theirs(x, x, x, attn_mask=attn_mask, need_weights=False)
-    return bool(torch.allclose(got, expected, atol=1e-5, rtol=0))
 
 
 def _diagnose_mha_mask(fn: Callable) -> Diagnosis:
@@ -251,14 +217,12 @@ def _diagnose_mha_mask(fn: Callable) -> Diagnosis:
             return False, "l04.hint.mha_float", {}
         if got.dtype != torch.bool:
             return False, "l04.hint.mha_dtype", {"got": str(got.dtype)}
-        if not torch.equal(got, expected):
+        if not torch.equal(got, expected):               # (equal masks are what nn.MultiheadAttention needs)
             head_major = (~mask[:, 0]).repeat(H, 1, 1)                   # index h*B + b
             if torch.equal(got, ~expected) or torch.equal(got, ~head_major):
                 return False, "l04.hint.mha_not_inverted", {}
             if torch.equal(got, head_major):
                 return False, "l04.hint.mha_order", {}
-            return False, "l04.hint.mha_values", {"inp": _shape(mask.shape), "h": H}
-        if not _torch_mha_agrees(got, mask, H):                          # equal masks: cannot happen
             return False, "l04.hint.mha_values", {"inp": _shape(mask.shape), "h": H}
     return True, "l04.ok.mha", {}
 
@@ -266,6 +230,6 @@ def _diagnose_mha_mask(fn: Callable) -> Diagnosis:
 def evaluate_mha_mask(fn: Callable, lang: str | None = None) -> Feedback:
     """Check ``fn(mask (B, 1, T, S), num_heads) -> (B * num_heads, T, S)`` bool, True = blocked:
     a course mask turned into the ``attn_mask`` of ``nn.MultiheadAttention``."""
-    return evaluate("l04.ex.mha", lambda: _verdict(_diagnose_mha_mask(fn), lang), lang)
+    return evaluate("l04.ex.mha", lambda: _diagnose_mha_mask(fn), lang)
 
 check_mha_mask = printing(evaluate_mha_mask)

@@ -18,9 +18,10 @@ import torch
 
 from ..block import TransformerBlock
 from ..causality import causality_check
-from ..i18n import t
 from ..masks import causal_mask
 from ._common import Feedback, call_student, evaluate, printing
+from ._common import seed as _seed
+from ._common import max_diff as _max_diff
 
 TOL = 1e-5
 
@@ -30,7 +31,7 @@ TOL = 1e-5
 def _make_block(norm_first: bool, seed: int, d_model: int = 16, num_heads: int = 4, d_ff: int = 32):
     """A TransformerBlock without dropout, whose two LayerNorms have distinct random γ, β."""
     g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)                     # the caller keeps the global state (fork_rng)
+    _seed(seed)                     # evaluate runs every checker on a forked random state
     block = TransformerBlock(d_model, num_heads, d_ff, dropout=0.0, norm_first=norm_first).eval()
     with torch.no_grad():
         for norm in (block.norm1, block.norm2):
@@ -115,10 +116,6 @@ _PRE_MISTAKES = {
 }
 
 
-def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    return (a.detach().double() - b.detach().double()).abs().max().item()
-
-
 def _diagnose_block(fn: Callable, norm_first: bool, mistakes: dict) -> tuple[bool, str, dict]:
     """Run ``fn`` on several inputs; (True, ok key, fields) or (False, hint key, fields).
 
@@ -160,18 +157,10 @@ def diagnose_pre_ln_block(fn: Callable) -> tuple[bool, str, dict]:
     return _diagnose_block(fn, True, _PRE_MISTAKES)
 
 
-def _checker(diagnose: Callable, lang: str | None):
-    def check():
-        with torch.random.fork_rng(devices=[]):   # leave the notebook's random state alone
-            ok, key, fields = diagnose()
-        return ok, t(key, lang, **fields)
-    return check
-
-
 def evaluate_post_ln_block(fn: Callable, lang: str | None = None) -> Feedback:
     """Exercise 1: ``fn(x, attn, ffn, norm1, norm2)`` must compute the post-LN block
     x = LN1(x + attn(x)); x = LN2(x + ffn(x)). The verdict as a Feedback."""
-    return evaluate("l05.ex.post_ln", _checker(lambda: diagnose_post_ln_block(fn), lang), lang)
+    return evaluate("l05.ex.post_ln", lambda: diagnose_post_ln_block(fn), lang)
 
 check_post_ln_block = printing(evaluate_post_ln_block)
 
@@ -179,7 +168,7 @@ check_post_ln_block = printing(evaluate_post_ln_block)
 def evaluate_pre_ln_block(fn: Callable, lang: str | None = None) -> Feedback:
     """Exercise 2: ``fn(x, attn, ffn, norm1, norm2)`` must compute the pre-LN block
     x = x + attn(LN1(x)); x = x + ffn(LN2(x)). The verdict as a Feedback."""
-    return evaluate("l05.ex.pre_ln", _checker(lambda: diagnose_pre_ln_block(fn), lang), lang)
+    return evaluate("l05.ex.pre_ln", lambda: diagnose_pre_ln_block(fn), lang)
 
 check_pre_ln_block = printing(evaluate_pre_ln_block)
 
@@ -212,6 +201,9 @@ def diagnose_masks(leaky_mask: Callable, safe_mask: Callable) -> tuple[bool, str
         r_leaky = causality_check(mask=leaky, seq_len=T, verbose=False)
         r_safe = causality_check(mask=safe, seq_len=T, verbose=False)
         if r_leaky.earlier_drift < r_leaky.tol:
+            # The experiment changes only the LAST token: a leak elsewhere is invisible to it.
+            if (leaky & ~reference).any() and not leaky[:T - 1, T - 1].any():
+                return False, "l05.hint.leak_not_last", {"T": T, "last": T - 1}
             return False, "l05.hint.leaky_is_safe", {"T": T}
         if r_safe.earlier_drift >= r_safe.tol:
             if torch.equal(safe, ~reference):
@@ -231,6 +223,7 @@ def diagnose_masks(leaky_mask: Callable, safe_mask: Callable) -> tuple[bool, str
 def evaluate_masks(leaky_mask: Callable, safe_mask: Callable, lang: str | None = None) -> Feedback:
     """Exercise 3: ``leaky_mask(T)`` must fail the causality experiment and ``safe_mask(T)``
     must pass it (and be the causal mask). The verdict as a Feedback."""
-    return evaluate("l05.ex.masks", _checker(lambda: diagnose_masks(leaky_mask, safe_mask), lang), lang)
+    return evaluate("l05.ex.masks", lambda: diagnose_masks(leaky_mask, safe_mask), lang,
+                    discussion="l05.discuss.masks")
 
 check_masks = printing(evaluate_masks)

@@ -14,9 +14,8 @@ import torch
 import torch.nn as nn
 
 from ..block import TransformerBlock
-from ..i18n import t
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ._common import Feedback, call_student, evaluate, printing
+from ._common import Feedback, Msg, call_student, evaluate, printing, shape
 
 
 # ============================================================== exercise 1: parameter count
@@ -76,17 +75,17 @@ def evaluate_block_params(fn, lang: str | None = None) -> Feedback:
             raw = call_student(fn, *cfg)
             got = _as_count(raw)
             if got is None:
-                return False, t("l06.params.not_int", lang, kind=type(raw).__name__)
+                return False, "l06.params.not_int", {"kind": type(raw).__name__}
             answers[cfg] = got
         wrong = [cfg for cfg in PARAM_CONFIGS if answers[cfg] != true_block_params(*cfg)]
         if not wrong:
-            return True, t("l06.params.ok", lang, n=len(PARAM_CONFIGS))
+            return True, "l06.params.ok", {"n": len(PARAM_CONFIGS)}
         for key, formula in PARAM_MISTAKES:
             if all(answers[cfg] == formula(*cfg) for cfg in PARAM_CONFIGS):
-                return False, t(key, lang)
+                return False, key, {}
         d, h, f = wrong[0]
         direction = "l06.too_small" if answers[wrong[0]] < true_block_params(d, h, f) else "l06.too_large"
-        return False, t("l06.params.off", lang, d_model=d, num_heads=h, d_ff=f, direction=t(direction, lang))
+        return False, "l06.params.off", {"d_model": d, "num_heads": h, "d_ff": f, "direction": Msg(direction)}
     return evaluate("l06.ex.params", check, lang)
 
 check_block_params = printing(evaluate_block_params)
@@ -166,35 +165,35 @@ def _mask_mistakes(src, tgt, pad):
 
 def _diagnose_mask(name_key, got, want, mistakes, lang):
     """None if ``got`` equals ``want``; else the hint for the first matching mistake (or a generic one)."""
-    name = t(name_key, lang)
+    name = Msg(name_key)
     if not isinstance(got, torch.Tensor):
-        return t("l06.masks.not_bool", lang, name=name, dtype=type(got).__name__)
+        return "l06.masks.not_bool", {"name": name, "dtype": type(got).__name__}
     if got.dtype != torch.bool:
-        return t("l06.masks.not_bool", lang, name=name, dtype=str(got.dtype).replace("torch.", ""))
+        return "l06.masks.not_bool", {"name": name, "dtype": str(got.dtype).replace("torch.", "")}
     B, _, rows, cols = want.shape
     if tuple(got.shape) != tuple(want.shape):
-        got_s = "(" + ", ".join(str(s) for s in got.shape) + ")"
+        got_s = shape(got)
         want_s = {"l06.masks.name.enc": "(B, 1, S, S)", "l06.masks.name.dec": "(B, 1, T, T)",
                   "l06.masks.name.cross": "(B, 1, T, S)"}[name_key]
         if name_key == "l06.masks.name.cross" and rows != cols and tuple(got.shape) == (B, 1, cols, rows):
-            return t("l06.masks.cross_shape", lang, name=name)
+            return "l06.masks.cross_shape", {"name": name}
         try:
             broadcasts = torch.broadcast_shapes(got.shape, want.shape) == want.shape
         except RuntimeError:
             broadcasts = False
         if broadcasts and got.dim() <= 4:
-            return t("l06.masks.expand", lang, name=name, got=got_s, want=want_s)
-        return t("l06.masks.shape", lang, name=name, got=got_s, want=want_s)
+            return "l06.masks.expand", {"name": name, "got": got_s, "want": want_s}
+        return "l06.masks.shape", {"name": name, "got": got_s, "want": want_s}
     got = got.cpu()
     if torch.equal(got, want):
         return None
     if torch.equal(got, ~want):
-        return t("l06.masks.inverted", lang, name=name)
+        return "l06.masks.inverted", {"name": name}
     for key, fields, wrong in mistakes:
         if wrong is not None and wrong.shape == want.shape and torch.equal(got, wrong) \
                 and not torch.equal(wrong, want):
-            return t(key, lang, name=name, **{k: t(v, lang) for k, v in fields.items()})
-    return t("l06.masks.wrong", lang, name=name)
+            return key, {"name": name, **{k: Msg(v) for k, v in fields.items()}}
+    return "l06.masks.wrong", {"name": name}
 
 
 def evaluate_masks(fn, lang: str | None = None) -> Feedback:
@@ -205,13 +204,13 @@ def evaluate_masks(fn, lang: str | None = None) -> Feedback:
         for src, tgt, pad in MASK_CASES:
             result = call_student(fn, src.clone(), tgt.clone(), pad)
             if not isinstance(result, (tuple, list)) or len(result) != 3:
-                return False, t("l06.masks.not_three", lang)
+                return False, "l06.masks.not_three", {}
             wants = reference_masks(src, tgt, pad)
             for name_key, got, want, mistakes in zip(names, result, wants, _mask_mistakes(src, tgt, pad)):
                 hint = _diagnose_mask(name_key, got, want, mistakes, lang)
                 if hint is not None:
-                    return False, hint
-        return True, t("l06.masks.ok", lang)
+                    return (False, *hint)
+        return True, "l06.masks.ok", {}
     return evaluate("l06.ex.masks", check, lang)
 
 check_masks = printing(evaluate_masks)
@@ -270,13 +269,13 @@ def evaluate_greedy_step(fn, lang: str | None = None) -> Feedback:
             try:
                 got = call_student(fn, model, ids.clone(), GREEDY_MAX_LEN)
             except ContextTooLong:
-                return False, t("l06.greedy.no_crop", lang)
+                return False, "l06.greedy.no_crop", {}
             except RuntimeError as e:       # torch.cat of tensors whose shapes do not fit together
                 if "must match" in str(e) or "same number of dimensions" in str(e):
-                    return False, t("l06.greedy.cat", lang)
+                    return False, "l06.greedy.cat", {}
                 raise
             if not isinstance(got, torch.Tensor):
-                return False, t("l06.greedy.not_tensor", lang, kind=type(got).__name__)
+                return False, "l06.greedy.not_tensor", {"kind": type(got).__name__}
             got = got.detach().cpu()
             with torch.no_grad():
                 logits = model(ids[:, -GREEDY_MAX_LEN:])
@@ -284,25 +283,24 @@ def evaluate_greedy_step(fn, lang: str | None = None) -> Feedback:
                 front = model(ids[:, :GREEDY_MAX_LEN])[:, -1].argmax(-1)
             want = reference_greedy_step(model, ids, GREEDY_MAX_LEN)
             if got.is_floating_point():
-                return False, t("l06.greedy.values", lang)
+                return False, "l06.greedy.values", {}
             if tuple(got.shape) in ((B, 1), (B,)):
-                return False, t("l06.greedy.no_append", lang)
+                return False, "l06.greedy.no_append", {}
             if T > GREEDY_MAX_LEN and tuple(got.shape) == (B, GREEDY_MAX_LEN + 1):
-                return False, t("l06.greedy.crop_return", lang)
+                return False, "l06.greedy.crop_return", {}
             if tuple(got.shape) != (B, T + 1):
-                shape = lambda s: "(" + ", ".join(str(n) for n in s) + ")"                  # noqa: E731
-                return False, t("l06.greedy.shape", lang, got=shape(got.shape), want=shape((B, T + 1)))
+                return False, "l06.greedy.shape", {"got": shape(got.shape), "want": shape((B, T + 1))}
             if not torch.equal(got[:, :T], ids):
-                return False, t("l06.greedy.changed", lang)
+                return False, "l06.greedy.changed", {}
             new = got[:, -1]
             if torch.equal(new, want[:, -1]):
                 continue
             if torch.equal(new, first):
-                return False, t("l06.greedy.first", lang)
+                return False, "l06.greedy.first", {}
             if T > GREEDY_MAX_LEN and torch.equal(new, front):
-                return False, t("l06.greedy.crop_front", lang)
-            return False, t("l06.greedy.wrong", lang, shape="(" + ", ".join(str(n) for n in ids.shape) + ")")
-        return True, t("l06.greedy.ok", lang)
+                return False, "l06.greedy.crop_front", {}
+            return False, "l06.greedy.wrong", {"shape": shape(ids)}
+        return True, "l06.greedy.ok", {}
     return evaluate("l06.ex.greedy", check, lang)
 
 check_greedy_step = printing(evaluate_greedy_step)

@@ -22,19 +22,9 @@ import numbers
 import torch
 
 from .. import tiny
-from ..i18n import t
 from ..masks import causal_mask
 from ._common import Feedback, NotDone, call_student, evaluate, printing
-
-# ---------------------------------------------------------------------------------------------
-# Words printed by the lesson notebook (same code in both languages, text from here).
-
-# ---------------------------------------------------------------------------------------------
-# Exercise names, verdicts and hints.
-
-
-def _shape(x) -> str:
-    return "(" + ", ".join(str(n) for n in x) + ")"
+from ._common import shape as _shape
 
 
 def _first(mask: torch.Tensor) -> dict:
@@ -75,6 +65,8 @@ def _diagnose_loss_mask(fn):
         extra, missing = got & ~want, want & ~got
         if torch.equal(got, ~want):
             return False, "l07.hint.mask_inverted", {}
+        if not got.any():
+            return False, "l07.hint.mask_none", {}
         if (extra & source).any() and (extra & pad).any() and not missing.any():
             return False, "l07.hint.mask_all", {}
         if (got == got[:1]).all() and not (want == want[:1]).all():
@@ -93,10 +85,7 @@ def _diagnose_loss_mask(fn):
 
 def evaluate_loss_mask(fn, lang: str | None = None) -> Feedback:
     """``fn(inputs (B, T), targets (B, T)) -> (B, T)`` bool: where the loss counts."""
-    def check():
-        ok, key, fields = _diagnose_loss_mask(fn)
-        return ok, t(key, lang, **fields)
-    return evaluate("l07.ex.loss_mask", check, lang)
+    return evaluate("l07.ex.loss_mask", lambda: _diagnose_loss_mask(fn), lang)
 
 check_loss_mask = printing(evaluate_loss_mask)
 
@@ -131,7 +120,12 @@ def _diagnose_forward(fn, model):
     B, T = inputs.shape
     real = inputs != tiny.PAD            # compare where there is a real token (padding rows are free)
     with torch.no_grad():
-        got = call_student(fn, probe, inputs.clone())
+        try:
+            got = call_student(fn, probe, inputs.clone())
+        except (TypeError, AttributeError) as err:      # x = block(x, mask): a block returns (x, weights)
+            if "tuple" in str(err):
+                return False, "l07.hint.fwd_block_tuple", {}
+            raise
         want, _ = ref(inputs)
     if isinstance(got, tuple):
         return False, "l07.hint.fwd_tuple", {}
@@ -164,15 +158,12 @@ def _diagnose_forward(fn, model):
         if close(_manual_forward(ref, inputs, causal, final_norm=False)):
             return False, "l07.hint.fwd_no_norm", {}
     diff = (got[real] - want[real]).abs().max().item()
-    return False, "l07.hint.fwd_values", {"diff": f"{diff:.2g}"}
+    return False, "l07.hint.fwd_values", {"diff": diff}
 
 
 def evaluate_forward(fn, model, lang: str | None = None) -> Feedback:
     """``fn(model, ids (B, T)) -> logits (B, T, vocab)``: the forward pass by hand, causal mask included."""
-    def check():
-        ok, key, fields = _diagnose_forward(fn, model)
-        return ok, t(key, lang, **fields)
-    return evaluate("l07.ex.forward", check, lang)
+    return evaluate("l07.ex.forward", lambda: _diagnose_forward(fn, model), lang)
 
 check_forward = printing(evaluate_forward)
 
@@ -218,9 +209,7 @@ def _diagnose_reversal_head(model, answer):
 
 def evaluate_reversal_head(model, answer, lang: str | None = None) -> Feedback:
     """``answer = (layer, head)``, counted from 1: a head whose weight sits on the mirror position."""
-    def check():
-        ok, key, fields = _diagnose_reversal_head(model, answer)
-        return ok, t(key, lang, **fields)
-    return evaluate("l07.ex.head", check, lang)
+    return evaluate("l07.ex.head", lambda: _diagnose_reversal_head(model, answer), lang,
+                    discussion="l07.discuss.head")
 
 check_reversal_head = printing(evaluate_reversal_head)

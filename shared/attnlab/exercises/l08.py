@@ -20,20 +20,11 @@ import numbers
 
 import torch
 
+from .. import numwords
 from .. import translator as tr
 from ..attention import scaled_dot_product_attention
-from ..i18n import num, t
-from ._common import NotDone, call_student
-
-try:                                    # the shared verdict type, where the package has it
-    from ._common import Feedback
-except ImportError:                     # pragma: no cover - older _common
-    from dataclasses import dataclass
-
-    @dataclass(frozen=True)
-    class Feedback:
-        ok: bool | None
-        text: str
+from ..i18n import num
+from ._common import Feedback, NotDone, call_student, close, evaluate, printing, shape
 
 CACHE_NUMBERS = [7, 21, 105, 1005, 10010, 99999, 24005, 31415]
 
@@ -59,7 +50,9 @@ def _diagnose_cache_step(fn, model=None):
         if "must match" not in str(err):
             raise
         return False, "l08.hint.cache_dim", {"want": str(tuple(kc.shape[:2]) + (kc.shape[2] + 1, kc.shape[3]))}
-    if not (isinstance(result, (tuple, list)) and len(result) == 3 and all(map(_is_tensor, result))):
+    if isinstance(result, (tuple, list)) and len(result) != 3:
+        return False, "l08.hint.cache_return_count", {"count": len(result)}
+    if not (isinstance(result, (tuple, list)) and all(map(_is_tensor, result))):
         return False, "l08.hint.cache_return", {"got": type(result).__name__}
     out, k, v = result
     k_ref = torch.cat([kc, kn], dim=2)
@@ -72,7 +65,12 @@ def _diagnose_cache_step(fn, model=None):
             return False, "l08.hint.cache_no_append", {}
         return False, "l08.hint.cache_dim", {"want": str(tuple(k_ref.shape))}
     if tuple(out.shape) != tuple(out_ref.shape):
-        return False, "l08.hint.cache_shape", {"got": str(tuple(out.shape)), "want": str(tuple(out_ref.shape))}
+        return False, "l08.hint.cache_shape", {"got": shape(out), "want": shape(out_ref)}
+    # Without a mask, attention does not care about the order of the keys: only the cache shows it.
+    if close(k, torch.cat([kn, kc], dim=2)) or close(v, torch.cat([vn, vc], dim=2)):
+        return False, "l08.hint.cache_order", {}
+    if not (close(k, k_ref) and close(v, v_ref)):
+        return False, "l08.hint.cache_kv", {}
     only_new, _ = scaled_dot_product_attention(q, kn, vn)
     if torch.allclose(out, only_new, atol=1e-5):
         return False, "l08.hint.cache_ignored", {}
@@ -87,8 +85,6 @@ def _diagnose_cache_step(fn, model=None):
     # the first step: no cache yet
     try:
         first = call_student(fn, q, None, None, kn, vn)
-    except NotDone:
-        raise
     except Exception:                                   # noqa: BLE001 - any failure here is this mistake
         return False, "l08.hint.cache_first", {}
     if not (isinstance(first, (tuple, list)) and len(first) == 3 and all(map(_is_tensor, first))) \
@@ -98,9 +94,28 @@ def _diagnose_cache_step(fn, model=None):
     model = model or tr.load_pretrained("vi")
 
     def attend(q, kc, vc, kn, vn):
-        o, k, v = fn(q, kc, vc, kn, vn)
-        return o, None, k, v
+        try:
+            result = call_student(fn, q, kc, vc, kn, vn)
+        except NotDone:
+            raise _StepBroke from None
+        except Exception as err:         # noqa: BLE001 - right on the probe, fails on other sizes
+            raise _StepBroke from err
+        want = (kn.shape[0], kn.shape[1], (0 if kc is None else kc.shape[2]) + 1, kn.shape[3])
+        if not (isinstance(result, (tuple, list)) and len(result) == 3 and all(map(_is_tensor, result))
+                and tuple(result[1].shape) == want and result[0].shape == q.shape):
+            raise _StepBroke
+        return result[0], None, result[1], result[2]
 
+    training = model.training
+    try:
+        model.eval()
+        return _decode_with(attend, model)
+    finally:
+        model.train(training)
+
+
+def _decode_with(attend, model):
+    """Decode CACHE_NUMBERS with ``attend`` as the self-attention step; compare with recomputing."""
     src = tr.encode_source(CACHE_NUMBERS).to(next(model.parameters()).device)
     ref = tr.generate(model, src, use_cache=False)
     with torch.no_grad():
@@ -109,7 +124,10 @@ def _diagnose_cache_step(fn, model=None):
         fed = torch.full((len(CACHE_NUMBERS),), tr.BOS, device=src.device)
         logits = []
         for _ in range(ref.logits.shape[1]):
-            step = tr.cached_step(model, fed, cache, attend=attend)
+            try:
+                step = tr.cached_step(model, fed, cache, attend=attend)
+            except _StepBroke:                   # right on the probe, wrong shapes for other sizes
+                return False, "l08.hint.cache_sizes", {}
             logits.append(step)
             fed = step[:, tr.EOS:].argmax(-1) + tr.EOS
     diff = (torch.stack(logits, 1) - ref.logits).abs().max().item()
@@ -118,9 +136,16 @@ def _diagnose_cache_step(fn, model=None):
     return True, "l08.ok.cache", {"count": len(CACHE_NUMBERS)}
 
 
+class _StepBroke(Exception):
+    """The student's step returned the wrong shapes during the decoding."""
+
+
 def evaluate_cache_step(fn, model=None, lang: str | None = None) -> Feedback:
     """One decoding step of self-attention with a KV cache; see the module docstring."""
-    return _evaluate("l08.ex.cache", lambda: _diagnose_cache_step(fn, model), lang)
+    return evaluate("l08.ex.cache", lambda: _diagnose_cache_step(fn, model), lang)
+
+
+check_cache_step = printing(evaluate_cache_step)
 
 
 # ---------------------------------------------------------------------------------- aligned head
@@ -146,11 +171,18 @@ def _diagnose_aligned_head(model, answer, mass=None):
 
 def evaluate_aligned_head(model, answer, lang: str | None = None) -> Feedback:
     """``answer = (layer, head)`` of the decoder, counted from 1."""
-    return _evaluate("l08.ex.head", lambda: _diagnose_aligned_head(model, answer), lang)
+    return evaluate("l08.ex.head", lambda: _diagnose_aligned_head(model, answer), lang,
+                    discussion="l08.discuss.head")
+
+
+check_aligned_head = printing(evaluate_aligned_head)
 
 
 # ---------------------------------------------------------------------------------- seven digits
 SEVEN = 1234567
+# The right answer, word by word (numwords stops at 99 999): to say which limit stops the model.
+SEVEN_WORDS = {"vi": "một triệu hai trăm ba mươi tư nghìn năm trăm sáu mươi bảy".split(),
+               "zh": list("一百二十三万四千五百六十七")}
 
 
 def seven_digit_words(model) -> list[str]:
@@ -166,42 +198,30 @@ def _diagnose_seven_digits(model, answer):
     if not isinstance(answer, str) or answer.strip().upper() not in ("A", "B", "C"):
         return False, "l08.hint.seven_format", {}
     choice = answer.strip().upper()
+    fields = _seven_limits(model)
     if choice == "A":
-        return False, "l08.hint.seven_right", {}
+        return False, "l08.hint.seven_right_vocab" if fields["missing"] else "l08.hint.seven_right", fields
     if choice == "C":
-        return False, "l08.hint.seven_error", {}
+        return False, "l08.hint.seven_error", fields
     words = tr.join_words(seven_digit_words(model), model.lang)
-    return True, "l08.ok.seven", {"number": num(SEVEN), "words": words}
+    return True, "l08.ok.seven" if fields["missing"] else "l08.ok.seven_length", {**fields, "number": num(SEVEN),
+                                                                                 "words": words}
+
+
+def _seven_limits(model) -> dict:
+    """What stops the model, computed: words missing from the vocabulary, the length limit, the positions."""
+    c = model.config
+    right = SEVEN_WORDS[model.lang]
+    missing = [w for w in dict.fromkeys(right) if w not in numwords.VOCAB[model.lang]]
+    return {"missing": ", ".join(missing), "n_words": len(right), "max_tgt": c.max_tgt,
+            "max_new": c.max_tgt - 1, "max_src": c.max_src, "digits": len(str(SEVEN)),
+            "table": max(c.max_src, c.max_tgt)}                  # the positional table (Translator.pos)
 
 
 def evaluate_seven_digits(model, answer, lang: str | None = None) -> Feedback:
     """``answer`` in "A", "B", "C"; see the lesson."""
-    return _evaluate("l08.ex.seven", lambda: _diagnose_seven_digits(model, answer), lang)
+    return evaluate("l08.ex.seven", lambda: _diagnose_seven_digits(model, answer), lang,
+                    discussion="l08.discuss.seven")
 
 
-# ---------------------------------------------------------------------------------- verdicts
-def _evaluate(name: str, diagnose, lang: str | None) -> Feedback:
-    """Word the verdict of ``diagnose() -> (ok, key, fields)``; not done / the student's error too."""
-    try:
-        ok, key, fields = diagnose()
-    except (NotDone, NotImplementedError):
-        return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))
-    except Exception as e:              # the student's code failed: say so briefly, no traceback
-        message = str(e).splitlines()[0] if str(e) else ""
-        return Feedback(False, t("ex.error", lang, error=type(e).__name__, message=message))
-    return Feedback(bool(ok), t("ex.correct" if ok else "ex.wrong", lang, detail=t(key, lang, **fields)))
-
-
-def _printing(evaluate_fn):
-    def check(*args, **kwargs) -> None:
-        print(evaluate_fn(*args, **kwargs).text)
-
-    check.__name__ = check.__qualname__ = evaluate_fn.__name__.replace("evaluate_", "check_", 1)
-    check.__doc__ = evaluate_fn.__doc__
-    check.evaluate = evaluate_fn
-    return check
-
-
-check_cache_step = _printing(evaluate_cache_step)
-check_aligned_head = _printing(evaluate_aligned_head)
-check_seven_digits = _printing(evaluate_seven_digits)
+check_seven_digits = printing(evaluate_seven_digits)

@@ -1,0 +1,775 @@
+"""The catalogue of the course's exercises: for each one the reference solution and plausible wrong
+solutions, each with the hint its checker must give (tests/test_catalogue.py asserts both; a grader
+can run the same entries).
+
+``EXERCISES`` is a list of dicts, one per exercise of lessons 01-09 (09 is the capstone), in lesson order:
+
+* ``key``: ``"l01.softmax"``; ``lesson``: the notebook's name, ``"01_self_attention"``;
+* ``evaluate``: ``"module:function"``, the checker's unprinted twin, which returns a ``Feedback``;
+* ``names``: the names the notebook's TODO cell defines (functions, classes or values);
+* ``args``: the source expressions, evaluated in the lesson context after the solution ran, passed
+  to ``evaluate`` in this order (``lang=`` is passed by keyword). Absent: ``args == names``. Lessons
+  07 and 08 pass the lesson's model: ``args=("my_forward", "model")``, ``("model", "my_head")``;
+* ``context``: source run before the solution, on top of ``BASE`` (``math``, ``torch``, ``nn``,
+  ``F``, ``attnlab``): what the exercise cell needs from the cells above it (``tiny``, ``tr``,
+  ``model``, ``token_ids``, the capstone's ``MultiHeadAttention``). Absent: ``""``;
+* ``reference``: source defining ``names``, derived from ``solutions/lNN.py`` with inspect (one source
+  of truth): the checker says ok True;
+* ``wrong``: at least four ``dict(label, source, hint)``: source defining the same names, wrong in one
+  plausible way (from the review of 2026-12-01, the exercise run and the lessons' own warnings);
+  ``hint`` is the message key of the hint the checker must give (``Feedback.key``, ok False);
+* ``todo``: the notebook's TODO cell without its check line (read from ``lessons_vi``; the code is
+  the same in ``lessons_zh``): the checker says ok None ("not done").
+
+``run(entry, source, lang="en")`` executes ``BASE + context + source`` in a fresh namespace and
+returns the checker's ``Feedback``; ``namespace(entry)`` builds the namespace before ``source``.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import textwrap
+from pathlib import Path
+
+from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport attnlab\n"
+
+
+def _src(*objects, alias: dict[str, str] | None = None, prefix: str = "") -> str:
+    """The source of ``objects`` from solutions/, plus ``name = object`` lines for the notebook's names."""
+    parts = [prefix] if prefix else []
+    parts += [textwrap.dedent(inspect.getsource(o)) for o in objects]
+    parts += [f"{new} = {old}\n" for new, old in (alias or {}).items()]
+    return "\n\n".join(parts)
+
+
+def _changed(source: str, *edits: tuple[str, str]) -> str:
+    """``source`` with each (old, new) replaced: a wrong solution one plausible change away from the
+    reference; every ``old`` must occur, so a changed reference cannot silently empty the entry."""
+    for old, new in edits:
+        if old not in source:
+            raise ValueError(f"the reference no longer contains {old!r}")
+        source = source.replace(old, new)
+    return source
+
+
+def _w(label: str, hint: str, source: str) -> dict:
+    return {"label": label, "source": textwrap.dedent(source).strip() + "\n", "hint": hint}
+
+
+def _todo(lesson: str, names: tuple[str, ...]) -> str:
+    """The notebook's TODO cell that defines ``names``, without its check line."""
+    cells = json.loads((ROOT / "lessons_vi" / f"{lesson}.ipynb").read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "TODO" in source and ".check_" in source and all(
+                f"def {n}(" in source or f"class {n}(" in source or f"{n} = " in source for n in names):
+            return "\n".join(line for line in source.splitlines() if ".check_" not in line).rstrip() + "\n"
+    raise LookupError(f"no TODO cell defining {names} in {lesson}")
+
+
+# ============================================================================ lesson 01
+L01 = "01_self_attention"
+_L01 = [
+    dict(key="l01.softmax", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_softmax", names=("my_softmax",),
+         reference=_src(l01.my_softmax),
+         wrong=[
+             _w("no max subtraction", "l01.softmax.overflow", """
+                def my_softmax(x):
+                    e = torch.exp(x)
+                    return e / e.sum(dim=-1, keepdim=True)"""),
+             _w("one maximum for the whole tensor", "l01.softmax.global_max", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.max())
+                    return e / e.sum(dim=-1, keepdim=True)"""),
+             _w("normalised over dim 0", "l01.softmax.axis", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=0, keepdim=True))
+                    return e / e.sum(dim=0, keepdim=True)"""),
+             _w("exp without the division", "l01.softmax.normalize", """
+                def my_softmax(x):
+                    return torch.exp(x - x.amax(dim=-1, keepdim=True))"""),
+             _w("x.max(dim) used as a tensor", "l01.softmax.max_values", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.max(dim=-1, keepdim=True))
+                    return e / e.sum(dim=-1, keepdim=True)"""),
+             _w("max without keepdim", "l01.softmax.keepdim", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1))
+                    return e / e.sum(dim=-1, keepdim=True)"""),
+         ]),
+    dict(key="l01.attention", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_attention", names=("my_attention",),
+         reference=_src(l01.my_attention),
+         wrong=[
+             _w("no scaling", "l01.attn.no_scale", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+                    return w @ v, w"""),
+             _w("divided by d_k", "l01.attn.scale_dk", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1], dim=-1)
+                    return w @ v, w"""),
+             _w("softmax over the queries", "l01.attn.softmax_dim", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-2)
+                    return w @ v, w"""),
+             _w("(weights, out) in the wrong order", "l01.attn.swapped", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w, w @ v"""),
+             _w("V never multiplied", "l01.attn.no_v", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w, w"""),
+             _w("square root of the number of keys", "l01.attn.which_dk", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-2]), dim=-1)
+                    return w @ v, w"""),
+             _w("Q transposed instead of K", "l01.attn.transpose_q", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q.transpose(-2, -1) @ k / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, w"""),
+             _w("k.transpose(0, 1): breaks on batches", "l01.attn.batched", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(0, 1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, w"""),
+         ]),
+    dict(key="l01.dot_std", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_dot_std", names=("dot_std",),
+         reference=_src(l01.dot_std),
+         wrong=[
+             _w("the variance", "l01.std.variance", """
+                def dot_std(d_k, sigma=1.0):
+                    return d_k * sigma ** 4"""),
+             _w("the scaling factor", "l01.std.scale", """
+                def dot_std(d_k, sigma=1.0):
+                    return 1 / math.sqrt(d_k)"""),
+             _w("sigma forgotten", "l01.std.sigma_missing", """
+                def dot_std(d_k, sigma=1.0):
+                    return math.sqrt(d_k)"""),
+             _w("sigma once", "l01.std.sigma_once", """
+                def dot_std(d_k, sigma=1.0):
+                    return sigma * math.sqrt(d_k)"""),
+             _w("a list, not a number", "l01.std.number", """
+                def dot_std(d_k, sigma=1.0):
+                    return [sigma ** 2 * math.sqrt(d_k)]"""),
+         ]),
+]
+
+# ============================================================================ lesson 02
+L02 = "02_multi_head_attention"
+_L02 = [
+    dict(key="l02.split_heads", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_split_heads",
+         names=("my_split_heads",), reference=_src(l02.split_heads, alias={"my_split_heads": "split_heads"}),
+         wrong=[
+             _w("view straight to (B, H, T, d_k)", "l02.hint.split_no_transpose", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, num_heads, T, D // num_heads)"""),
+             _w("transpose forgotten", "l02.hint.split_forgot_transpose", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads, D // num_heads)"""),
+             _w("d_k = D / num_heads", "l02.hint.float_size", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads, D / num_heads).transpose(1, 2)"""),
+             _w("sizes hard-coded from the first example", "l02.hint.hard_coded", """
+                def my_split_heads(x, num_heads):
+                    return x.view(2, 5, 3, 4).transpose(1, 2)"""),
+             _w("heads interleaved", "l02.hint.split_interleaved", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, D // num_heads, num_heads).permute(0, 3, 1, 2)"""),
+         ]),
+    dict(key="l02.merge_heads", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_merge_heads",
+         names=("my_merge_heads",), reference=_src(l02.merge_heads, alias={"my_merge_heads": "merge_heads"}),
+         wrong=[
+             _w("reshape without the transpose", "l02.hint.merge_no_transpose", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.reshape(B, T, H * d_k)"""),
+             _w("view after the transpose", "l02.hint.merge_view", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.transpose(1, 2).view(B, T, H * d_k)"""),
+             _w("heads interleaved", "l02.hint.merge_interleaved", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)"""),
+             _w("sizes hard-coded from the first example", "l02.hint.hard_coded", """
+                def my_merge_heads(x):
+                    return x.transpose(1, 2).reshape(2, 5, 12)"""),
+             _w("transposed, never merged", "l02.hint.shape", """
+                def my_merge_heads(x):
+                    return x.transpose(1, 2)"""),
+         ]),
+    dict(key="l02.mha_size", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_mha_size",
+         names=("my_mha_size",), reference=_src(l02.mha_size, alias={"my_mha_size": "mha_size"}),
+         wrong=[
+             _w("no biases", "l02.hint.size_no_bias", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model // num_heads, 4 * d_model * d_model"""),
+             _w("one set of projections per head", "l02.hint.size_scales_h", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model // num_heads, num_heads * 4 * (d_model * d_model + d_model)"""),
+             _w("W_o forgotten", "l02.hint.size_no_wo", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model // num_heads, 3 * (d_model * d_model + d_model)"""),
+             _w("assert instead of ValueError", "l02.hint.size_assert", """
+                def my_mha_size(d_model, num_heads):
+                    assert d_model % num_heads == 0
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("d_k as a float", "l02.hint.size_int", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model / num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("no divisibility check", "l02.hint.size_divisible", """
+                def my_mha_size(d_model, num_heads):
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+         ]),
+]
+
+# ============================================================================ lesson 03
+L03 = "03_positional_encoding"
+_PE = textwrap.dedent(inspect.getsource(l03.my_sinusoidal_encoding))
+_L03 = [
+    dict(key="l03.sinusoidal", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_sinusoidal_encoding",
+         names=("my_sinusoidal_encoding",), reference=_PE,
+         wrong=[
+             _w("sin and cos swapped", "l03.hint.pe_sin_cos",
+                _changed(_PE, ("pe[:, 0::2] = torch.sin", "pe[:, 0::2] = torch.cos"),
+                         ("pe[:, 1::2] = torch.cos", "pe[:, 1::2] = torch.sin"))),
+             _w("exponent i instead of 2i", "l03.hint.pe_exponent_i",
+                _changed(_PE, ("freq = torch.exp(-two_i *", "freq = torch.exp(-two_i / 2 *"))),
+             _w("torch.cat([sin, cos])", "l03.hint.pe_halves", """
+                def my_sinusoidal_encoding(max_len, d_model):
+                    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+                    freq = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+                    return torch.cat([torch.sin(pos * freq), torch.cos(pos * freq)], dim=-1)"""),
+             _w("positions from 1", "l03.hint.pe_start",
+                _changed(_PE, ("torch.arange(max_len, dtype=torch.float32)", "torch.arange(1, max_len + 1, dtype=torch.float32)"))),
+             _w("rows and columns swapped", "l03.hint.pe_orientation",
+                _changed(_PE, ("    return pe\n", "    return pe.T\n"))),
+             _w("base 1000", "l03.hint.pe_base", _changed(_PE, ("math.log(10000.0)", "math.log(1000.0)"))),
+         ]),
+    dict(key="l03.add_pe", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_add_positional_encoding",
+         names=("add_positional_encoding",), reference=_src(l03.add_positional_encoding),
+         wrong=[
+             _w("the whole table", "l03.hint.add_slice", """
+                def add_positional_encoding(x, pe):
+                    return x + pe"""),
+             _w("pe[:T, :T]: the columns cut too", "l03.hint.add_columns", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    return x + pe[:T, :T]"""),
+             _w("added in place", "l03.hint.add_inplace", """
+                def add_positional_encoding(x, pe):
+                    x += pe[:x.shape[1]]
+                    return x"""),
+             _w("concatenated", "l03.hint.add_concat", """
+                def add_positional_encoding(x, pe):
+                    B, T, D = x.shape
+                    return torch.cat([x, pe[:T].expand(B, T, D)], dim=-1)"""),
+             _w("positions from 1", "l03.hint.add_offset", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    return x + pe[1:T + 1]"""),
+             _w("B rows of the table", "l03.hint.add_batch", """
+                def add_positional_encoding(x, pe):
+                    return x + pe[:x.shape[0]]"""),
+         ]),
+    dict(key="l03.predict", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_predict_permuted_output",
+         names=("predict_permuted_output",), reference=_src(l03.predict_permuted_output),
+         wrong=[
+             _w("the output unchanged", "l03.hint.predict_same", """
+                def predict_permuted_output(out, perm):
+                    return out"""),
+             _w("the inverse permutation", "l03.hint.predict_inverse", """
+                def predict_permuted_output(out, perm):
+                    return out[:, torch.argsort(torch.tensor(perm))]"""),
+             _w("permuted along the features", "l03.hint.predict_axis", """
+                def predict_permuted_output(out, perm):
+                    return out[..., perm]"""),
+             _w("reversed", "l03.hint.predict_flip", """
+                def predict_permuted_output(out, perm):
+                    return out.flip(1)"""),
+             _w("permuted along the batch", "l03.hint.predict_axis", """
+                def predict_permuted_output(out, perm):
+                    return out[perm]"""),
+         ]),
+]
+
+# ============================================================================ lesson 04
+L04 = "04_attention_masks"
+_L04 = [
+    dict(key="l04.causal", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_causal_mask", names=("my_causal_mask",),
+         reference=_src(l04.causal_mask, alias={"my_causal_mask": "causal_mask"}),
+         wrong=[
+             _w("upper triangle", "l04.hint.causal_upper", """
+                def my_causal_mask(T):
+                    return torch.triu(torch.ones(T, T, dtype=torch.bool))[None, None]"""),
+             _w("diagonal left out", "l04.hint.causal_no_diag", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)[None, None]"""),
+             _w("2-D", "l04.hint.causal_2d", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("True = blocked", "l04.hint.causal_inverted", """
+                def my_causal_mask(T):
+                    return ~torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]"""),
+             _w("an additive float mask", "l04.hint.additive", """
+                def my_causal_mask(T):
+                    keep = torch.tril(torch.ones(T, T, dtype=torch.bool))
+                    return torch.zeros(T, T).masked_fill(~keep, float("-inf"))[None, None]"""),
+             _w("float ones and zeros", "l04.hint.dtype", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T))[None, None]"""),
+         ]),
+    dict(key="l04.padding", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_padding_mask",
+         names=("my_padding_mask",), reference=_src(l04.padding_mask, alias={"my_padding_mask": "padding_mask"}),
+         wrong=[
+             _w("(B, S), no broadcasting axes", "l04.hint.pad_2d", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return token_ids != pad_id"""),
+             _w("(B, 1, S, 1): the rows", "l04.hint.pad_rows", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids != pad_id)[:, None, :, None]"""),
+             _w("True on the padding", "l04.hint.pad_inverted", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids == pad_id)[:, None, None, :]"""),
+             _w("pad_id ignored (0 hard-coded)", "l04.hint.pad_id", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids != 0)[:, None, None, :]"""),
+             _w("integers", "l04.hint.dtype", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids != pad_id).long()[:, None, None, :]"""),
+         ]),
+    dict(key="l04.decoder", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_decoder_mask",
+         names=("my_decoder_mask",), reference=_src(l04.decoder_mask, alias={"my_decoder_mask": "decoder_mask"}),
+         context="token_ids = torch.tensor([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]])\n",
+         wrong=[
+             _w("the buggy version: causal | padding", "l04.hint.dec_or", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal | (token_ids != pad_id)[:, None, None, :]"""),
+             _w("padding on the rows", "l04.hint.dec_pad_rows", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, :, None]"""),
+             _w("padding on rows and columns", "l04.hint.dec_pad_rows_too", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    keep = token_ids != pad_id
+                    return causal & keep[:, None, None, :] & keep[:, None, :, None]"""),
+             _w("no head axis", "l04.hint.dec_no_head", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+                    return causal & (token_ids != pad_id)[:, None, :]"""),
+             _w("inverted", "l04.hint.dec_inverted", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return ~(causal & (token_ids != pad_id)[:, None, None, :])"""),
+             _w("causal only", "l04.hint.dec_no_padding", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    B, T = token_ids.shape
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool)).expand(B, 1, T, T)"""),
+             _w("padding only", "l04.hint.dec_no_causal", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    B, T = token_ids.shape
+                    return (token_ids != pad_id)[:, None, None, :].expand(B, 1, T, T)"""),
+         ]),
+    dict(key="l04.mha", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_mha_mask", names=("my_mha_mask",),
+         reference=_src(l04.mha_mask, alias={"my_mha_mask": "mha_mask"}),
+         wrong=[
+             _w("not inverted", "l04.hint.mha_not_inverted", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return mask.expand(B, num_heads, T, S).reshape(B * num_heads, T, S)"""),
+             _w("heads first: repeat", "l04.hint.mha_order", """
+                def my_mha_mask(mask, num_heads):
+                    return (~mask[:, 0]).repeat(num_heads, 1, 1)"""),
+             _w("left 4-D", "l04.hint.mha_4d", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return ~mask.expand(B, num_heads, T, S)"""),
+             _w("heads not repeated", "l04.hint.mha_no_heads", """
+                def my_mha_mask(mask, num_heads):
+                    return ~mask[:, 0]"""),
+             _w("a float mask", "l04.hint.mha_float", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).float()"""),
+         ]),
+]
+
+# ============================================================================ lesson 05
+L05 = "05_transformer_block"
+_L05 = [
+    dict(key="l05.post_ln", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_post_ln_block",
+         names=("my_post_ln_block",), reference=_src(l05.post_ln_block, alias={"my_post_ln_block": "post_ln_block"}),
+         wrong=[
+             _w("pre-LN written", "l05.hint.post_is_pre", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = x + attn(norm1(x))
+                    return x + ffn(norm2(x))"""),
+             _w("no residual", "l05.hint.no_residual", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    return norm2(ffn(norm1(attn(x))))"""),
+             _w("norm1 twice", "l05.hint.norms_mixed", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm1(x + ffn(x))"""),
+             _w("FFN reads the block's input", "l05.hint.ffn_input", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    h = norm1(x + attn(x))
+                    return norm2(h + ffn(x))"""),
+             _w("normalised branch", "l05.hint.norm_branch", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = x + norm1(attn(x))
+                    return x + norm2(ffn(x))"""),
+             _w("one LayerNorm at the end", "l05.hint.post.ln_once", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = x + attn(x)
+                    return norm2(x + ffn(x))"""),
+         ]),
+    dict(key="l05.pre_ln", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_pre_ln_block",
+         names=("my_pre_ln_block",), reference=_src(l05.pre_ln_block, alias={"my_pre_ln_block": "pre_ln_block"}),
+         wrong=[
+             _w("post-LN written", "l05.hint.pre_is_post", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm2(x + ffn(x))"""),
+             _w("the stream normalised", "l05.hint.pre.norm_stream", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x)
+                    x = x + attn(x)
+                    x = norm2(x)
+                    return x + ffn(x)"""),
+             _w("FFN input not normalised", "l05.hint.pre.ln_once", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x = x + attn(norm1(x))
+                    return x + ffn(x)"""),
+             _w("norm1 twice", "l05.hint.norms_mixed", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x = x + attn(norm1(x))
+                    return x + ffn(norm1(x))"""),
+             _w("no residual", "l05.hint.no_residual", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    return ffn(norm2(attn(norm1(x))))"""),
+         ]),
+    dict(key="l05.masks", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_masks", names=("leaky_mask", "safe_mask"),
+         reference=_src(l05.leaky_mask, l05.safe_mask),
+         wrong=[
+             _w("the leaky mask is causal", "l05.hint.leaky_is_safe", """
+                def leaky_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("a leak that never reaches the last token", "l05.hint.leak_not_last", """
+                def leaky_mask(T):
+                    m = torch.tril(torch.ones(T, T, dtype=torch.bool))
+                    m[0, 1] = True
+                    return m
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("safe mask: upper triangle", "l05.hint.safe_upper", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.triu(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("safe mask inverted", "l05.hint.safe_inverted", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return ~torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("safe mask without the diagonal", "l05.hint.safe_no_diagonal", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)"""),
+             _w("a float mask", "l05.hint.mask_type", """
+                def leaky_mask(T):
+                    return torch.ones(T, T)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+         ]),
+]
+
+# ============================================================================ lesson 06
+L06 = "06_encoder_decoder_gpt"
+_MASKS = textwrap.dedent(inspect.getsource(l06.make_masks))
+_GREEDY = textwrap.dedent(inspect.getsource(l06.greedy_step))
+_L06 = [
+    dict(key="l06.params", lesson=L06, evaluate="attnlab.exercises.l06:evaluate_block_params", names=("block_params",),
+         reference=_src(l06.block_params),
+         wrong=[
+             _w("no biases, no LayerNorms", "l06.params.no_bias_no_norm", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 4 * d_model * d_model + 2 * d_model * d_ff"""),
+             _w("LayerNorms forgotten", "l06.params.no_norm", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 4 * (d_model * d_model + d_model) + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model)"""),
+             _w("projections per head", "l06.params.per_head", """
+                def block_params(d_model, num_heads, d_ff):
+                    attention = 4 * num_heads * (d_model * d_model + d_model)
+                    return attention + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model) + 4 * d_model"""),
+             _w("W_o forgotten", "l06.params.proj", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 3 * (d_model * d_model + d_model) + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model) + 4 * d_model"""),
+             _w("one parameter per LayerNorm dimension", "l06.params.norm_half", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 4 * (d_model * d_model + d_model) + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model) + 2 * d_model"""),
+             _w("a string", "l06.params.not_int", """
+                def block_params(d_model, num_heads, d_ff):
+                    return str(4 * (d_model * d_model + d_model) + 2 * d_model * d_ff + d_ff + d_model + 4 * d_model)"""),
+         ]),
+    dict(key="l06.masks", lesson=L06, evaluate="attnlab.exercises.l06:evaluate_masks", names=("make_masks",),
+         reference=_MASKS,
+         wrong=[
+             _w("a causal encoder", "l06.masks.enc_causal",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)",
+                                  "enc = src_keys.expand(B, 1, S, S) & attnlab.causal_mask(S)"))),
+             _w("decoder without the causal part", "l06.masks.dec_no_causal",
+                _changed(_MASKS, ("dec = attnlab.decoder_mask(tgt_ids, pad_id)",
+                                  "dec = attnlab.padding_mask(tgt_ids, pad_id).expand(B, 1, T, T)"))),
+             _w("a causal cross-attention", "l06.masks.cross_causal",
+                _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)",
+                                  "cross = src_keys.expand(B, 1, T, S) & torch.ones(T, S, dtype=torch.bool).tril()"))),
+             _w("cross mask (B, 1, S, T)", "l06.masks.cross_shape",
+                _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)", "cross = src_keys.expand(B, 1, T, S).transpose(-2, -1)"))),
+             _w("cross mask left (B, 1, 1, S)", "l06.masks.expand",
+                _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)", "cross = src_keys"))),
+             _w("cross mask from the target's padding", "l06.masks.cross_tgt_pad",
+                _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)",
+                                  "cross = (tgt_ids != pad_id)[:, None, :, None].expand(B, 1, T, S)"))),
+             _w("two masks", "l06.masks.not_three", _changed(_MASKS, ("return enc, dec, cross", "return enc, dec"))),
+         ]),
+    dict(key="l06.greedy", lesson=L06, evaluate="attnlab.exercises.l06:evaluate_greedy_step", names=("greedy_step",),
+         reference=_GREEDY,
+         wrong=[
+             _w("context never cropped", "l06.greedy.no_crop", _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids)"))),
+             _w("the first position's logits", "l06.greedy.first", _changed(_GREEDY, ("logits[:, -1, :]", "logits[:, 0, :]"))),
+             _w("only the new token", "l06.greedy.no_append",
+                _changed(_GREEDY, ("return torch.cat([ids, next_id], dim=1)", "return next_id"))),
+             _w("the first max_len tokens", "l06.greedy.crop_front",
+                _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids[:, :max_len])"))),
+             _w("the cropped sequence returned", "l06.greedy.crop_return", """
+                def greedy_step(model, ids, max_len):
+                    ids = ids[:, -max_len:]
+                    with torch.no_grad():
+                        logits = model(ids)
+                    return torch.cat([ids, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)"""),
+             _w("argmax without keepdim", "l06.greedy.cat",
+                _changed(_GREEDY, ("argmax(dim=-1, keepdim=True)", "argmax(dim=-1)"))),
+         ]),
+]
+
+# ============================================================================ lesson 07
+L07 = "07_train_tiny_transformer"
+_TINY = "from attnlab import tiny\n"
+_TINY_MODEL = _TINY + "model = tiny.load_pretrained()\n"
+_FORWARD = _src(l07.forward, alias={"my_forward": "forward"}, prefix="from attnlab import causal_mask\n")
+_L07 = [
+    dict(key="l07.loss_mask", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_loss_mask", names=("my_loss_mask",),
+         context=_TINY, reference=_src(l07.loss_mask, alias={"my_loss_mask": "loss_mask"}),
+         wrong=[
+             _w("every position", "l07.hint.mask_all", """
+                def my_loss_mask(inputs, targets):
+                    return torch.ones_like(inputs, dtype=torch.bool)"""),
+             _w("cumsum > 1: never true", "l07.hint.mask_none", """
+                def my_loss_mask(inputs, targets):
+                    return (torch.cumsum(inputs == tiny.SEP, dim=1) > 1) & (targets != tiny.PAD)"""),
+             _w("separator searched in targets", "l07.hint.mask_early", """
+                def my_loss_mask(inputs, targets):
+                    return (torch.cumsum(targets == tiny.SEP, dim=1) > 0) & (targets != tiny.PAD)"""),
+             _w("strictly after the separator", "l07.hint.mask_late", """
+                def my_loss_mask(inputs, targets):
+                    after = torch.cumsum(inputs == tiny.SEP, dim=1) > 0
+                    return after & (inputs != tiny.SEP) & (targets != tiny.PAD)"""),
+             _w("padding targets kept", "l07.hint.mask_padding", """
+                def my_loss_mask(inputs, targets):
+                    return torch.cumsum(inputs == tiny.SEP, dim=1) > 0"""),
+             _w("inverted", "l07.hint.mask_inverted", """
+                def my_loss_mask(inputs, targets):
+                    return ~((torch.cumsum(inputs == tiny.SEP, dim=1) > 0) & (targets != tiny.PAD))"""),
+             _w("n = 8 hard-coded", "l07.hint.mask_fixed", """
+                def my_loss_mask(inputs, targets):
+                    return (torch.arange(inputs.shape[1]) >= 8).expand_as(inputs)"""),
+         ]),
+    dict(key="l07.forward", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_forward", names=("my_forward",),
+         args=("my_forward", "model"), context=_TINY_MODEL, reference=_FORWARD,
+         wrong=[
+             _w("no mask", "l07.hint.fwd_no_mask", _changed(_FORWARD, ("x, _ = block(x, mask=mask)", "x, _ = block(x)"))),
+             _w("inverted mask", "l07.hint.fwd_inverted", _changed(_FORWARD, ("mask=mask)", "mask=~mask)"))),
+             _w("no positional encoding", "l07.hint.fwd_no_pos",
+                _changed(_FORWARD, ("x = model.pos(model.embed(ids))", "x = model.embed(ids)"))),
+             _w("no final LayerNorm", "l07.hint.fwd_no_norm",
+                _changed(_FORWARD, ("return model.head(model.norm(x))", "return model.head(x)"))),
+             _w("x = block(x, mask): a tuple", "l07.hint.fwd_block_tuple",
+                _changed(_FORWARD, ("x, _ = block(x, mask=mask)", "x = block(x, mask)"))),
+             _w("(logits, x) returned", "l07.hint.fwd_tuple",
+                _changed(_FORWARD, ("return model.head(model.norm(x))", "return model.head(model.norm(x)), x"))),
+         ]),
+    dict(key="l07.head", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_reversal_head", names=("my_head",),
+         args=("model", "my_head"), context=_TINY_MODEL,
+         reference=_src(l07.reversal_head) + "\nmy_head = reversal_head(model)\n",
+         wrong=[
+             _w("the echo head next to it", "l07.hint.head_shifted", "my_head = (2, 2)"),
+             _w("a head of the first layer", "l07.hint.head_layer", "my_head = (1, 1)"),
+             _w("counted from 0", "l07.hint.head_zero_based", "my_head = (1, 0)"),
+             _w("no such layer", "l07.hint.head_range", "my_head = (3, 1)"),
+             _w("a string", "l07.hint.head_format", 'my_head = "2, 1"'),
+         ]),
+]
+
+# ============================================================================ lesson 08
+L08 = "08_number_translator"
+_TR = ("from attnlab import numwords, translator as tr\nfrom attnlab.exercises import l08\n"
+       'LANG = "vi"\nmodel = tr.load_pretrained(LANG)\n')
+_STEP = _src(l08.attend_step, alias={"my_attend_step": "attend_step"})
+_L08 = [
+    dict(key="l08.cache", lesson=L08, evaluate="attnlab.exercises.l08:evaluate_cache_step", names=("my_attend_step",),
+         args=("my_attend_step", "model"), context=_TR, reference=_STEP,
+         wrong=[
+             _w("the new key never cached", "l08.hint.cache_no_append", """
+                def my_attend_step(q, k_cache, v_cache, k_new, v_new):
+                    k = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=2)
+                    v = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=2)
+                    out = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+                    return out, k_cache, v_cache"""),
+             _w("the new key in front of the cache", "l08.hint.cache_order",
+                _changed(_STEP, ("torch.cat([k_cache, k_new], dim=2)", "torch.cat([k_new, k_cache], dim=2)"),
+                         ("torch.cat([v_cache, v_new], dim=2)", "torch.cat([v_new, v_cache], dim=2)"))),
+             _w("no scaling", "l08.hint.cache_scale", _changed(_STEP, (" / math.sqrt(q.shape[-1])", ""))),
+             _w("the weights returned", "l08.hint.cache_weights",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1), k, v"))),
+             _w("concatenated on the feature axis", "l08.hint.cache_dim",
+                _changed(_STEP, ("torch.cat([k_cache, k_new], dim=2)", "torch.cat([k_cache, k_new], dim=-1)"),
+                         ("torch.cat([v_cache, v_new], dim=2)", "torch.cat([v_cache, v_new], dim=-1)"))),
+             _w("no empty cache at the first step", "l08.hint.cache_first",
+                _changed(_STEP, ("k = k_new if k_cache is None else torch.cat", "k = torch.cat"),
+                         ("v = v_new if v_cache is None else torch.cat", "v = torch.cat"))),
+             _w("sizes hard-coded from the probe", "l08.hint.cache_sizes",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v",
+                                 "return (torch.softmax(scores, dim=-1) @ v).reshape(2, 4, 1, 16), k, v"))),
+             _w("(out, k) only", "l08.hint.cache_return_count",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1) @ v, k"))),
+         ]),
+    dict(key="l08.head", lesson=L08, evaluate="attnlab.exercises.l08:evaluate_aligned_head", names=("my_head",),
+         args=("model", "my_head"), context=_TR, reference=_src(l08.aligned_head) + "\nmy_head = aligned_head(model)\n",
+         wrong=[
+             _w("a head that spreads its weight", "l08.hint.head_weak", "my_head = (1, 1)"),
+             _w("another weak head", "l08.hint.head_weak", "my_head = (2, 1)"),
+             _w("counted from 0", "l08.hint.head_zero", "my_head = (0, 3)"),
+             _w("no such layer", "l08.hint.head_range", "my_head = (3, 1)"),
+             _w("a string", "l08.hint.head_format", 'my_head = "2, 3"'),
+         ]),
+    dict(key="l08.seven", lesson=L08, evaluate="attnlab.exercises.l08:evaluate_seven_digits", names=("my_guess",),
+         args=("model", "my_guess"), context=_TR, reference=f"my_guess = {l08.SEVEN_DIGITS!r}\n",
+         wrong=[
+             _w("A: it reads the number right", "l08.hint.seven_right_vocab", 'my_guess = "A"'),
+             _w("C: an error", "l08.hint.seven_error", 'my_guess = "C"'),
+             _w("not a choice", "l08.hint.seven_format", 'my_guess = "D"'),
+             _w("two choices", "l08.hint.seven_format", 'my_guess = "A or B"'),
+         ]),
+]
+
+# ============================================================================ lesson 09: the capstone
+L09 = "09_capstone"
+_MHA = textwrap.dedent(inspect.getsource(capstone.MultiHeadAttention))
+_BLOCK = textwrap.dedent(inspect.getsource(capstone.TransformerBlock))
+_L09 = [
+    dict(key="capstone.multihead", lesson=L09, evaluate="attnlab.exercises.capstone:evaluate_multihead",
+         names=("MultiHeadAttention",), reference=_MHA,
+         wrong=[
+             _w("value ignored: v_proj(key)", "capstone.hint.value_ignored",
+                _changed(_MHA, ("self.v_proj(value)", "self.v_proj(key)"))),
+             _w("value defaults to query", "capstone.hint.value_default",
+                _changed(_MHA, ("value = key if value is None else value", "value = query if value is None else value"))),
+             _w("out_proj never applied", "capstone.hint.no_out_proj",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return out, weights"))),
+             _w("no scaling", "capstone.hint.no_scale", _changed(_MHA, (" / math.sqrt(self.d_k)", ""))),
+             _w("scaled by the square root of d_model", "capstone.hint.scale_d_model",
+                _changed(_MHA, ("math.sqrt(self.d_k)", "math.sqrt(self.num_heads * self.d_k)"))),
+             _w("heads merged without the transpose", "capstone.hint.merge_heads",
+                _changed(_MHA, ("out.transpose(1, 2).reshape(B, T, H * d_k)", "out.reshape(B, T, H * d_k)"))),
+             _w("mask inverted", "capstone.hint.mask_inverted", _changed(_MHA, ("masked_fill(~mask,", "masked_fill(mask,"))),
+             _w("masked scores set to 0", "capstone.hint.mask_zero", _changed(_MHA, ('float("-inf")', "0.0"))),
+             _w("(weights, out) returned", "capstone.hint.return_order",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return weights, self.out_proj(out)"))),
+             _w("d_k = d_model / num_heads: a float", "ex.cause.float_int",
+                _changed(_MHA, ("d_model // num_heads", "d_model / num_heads"))),
+             _w("keys and values from the query", "capstone.hint.kv_from_query",
+                _changed(_MHA, ("self.k_proj(key)", "self.k_proj(query)"), ("self.v_proj(value)", "self.v_proj(query)"))),
+         ]),
+    dict(key="capstone.block", lesson=L09, evaluate="attnlab.exercises.capstone:evaluate_block",
+         names=("TransformerBlock",), context=_MHA, reference=_BLOCK,
+         wrong=[
+             _w("no dropout inside the FFN", "capstone.hint.ffn_dropout",
+                _changed(_BLOCK, ("self.linear2(self.dropout(torch.relu(self.linear1(x))))", "self.linear2(torch.relu(self.linear1(x)))"))),
+             _w("dropout never applied", "capstone.hint.dropout_never",
+                _changed(_BLOCK, ("self.linear2(self.dropout(torch.relu(self.linear1(x))))", "self.linear2(torch.relu(self.linear1(x)))"),
+                         ("self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Identity()"))),
+             _w("F.dropout on in eval mode too", "capstone.hint.dropout_eval",
+                _changed(_BLOCK, ("self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                                  "self.linear2(F.dropout(torch.relu(self.linear1(x)), self.dropout.p))"))),
+             _w("only the FFN's inner dropout", "capstone.hint.dropout_outputs",
+                _changed(_BLOCK, ("x + self.dropout(self.attention(self.norm1(x), mask=mask)[0])",
+                                  "x + self.attention(self.norm1(x), mask=mask)[0]"),
+                         ("x + self.dropout(self.ffn(self.norm2(x)))", "x + self.ffn(self.norm2(x))"),
+                         ("x + self.dropout(self.attention(x, mask=mask)[0])", "x + self.attention(x, mask=mask)[0]"),
+                         ("x + self.dropout(self.ffn(x))", "x + self.ffn(x)"))),
+             _w("the attention's (out, weights) pair used as a tensor", "ex.cause.tuple",
+                _changed(_BLOCK, ("self.dropout(self.attention(x, mask=mask)[0])", "self.dropout(self.attention(x, mask=mask))"))),
+             _w("pre-LN and post-LN swapped", "capstone.hint.pre_post_swapped",
+                _changed(_BLOCK, ("if self.norm_first:", "if not self.norm_first:"))),
+             _w("mask not passed on", "capstone.hint.block_mask", _changed(_BLOCK, (", mask=mask)", ")"))),
+             _w("no residual around the FFN", "capstone.hint.no_residual",
+                _changed(_BLOCK, ("x = x + self.dropout(self.ffn(self.norm2(x)))", "x = self.dropout(self.ffn(self.norm2(x)))"),
+                         ("x = self.norm2(x + self.dropout(self.ffn(x)))", "x = self.norm2(self.dropout(self.ffn(x)))"))),
+         ]),
+]
+
+EXERCISES: list[dict] = _L01 + _L02 + _L03 + _L04 + _L05 + _L06 + _L07 + _L08 + _L09
+for _entry in EXERCISES:
+    _entry.setdefault("context", "")
+    _entry.setdefault("args", _entry["names"])
+    _entry["todo"] = _todo(_entry["lesson"], _entry["names"])
+
+
+def namespace(entry: dict) -> dict:
+    """A namespace like the notebook's at the exercise: ``BASE`` and the entry's context, executed."""
+    ns: dict = {"__name__": "__lesson__"}
+    exec(compile(BASE + entry["context"], f"<{entry['key']} context>", "exec"), ns)   # noqa: S102
+    return ns
+
+
+def run(entry: dict, source: str, lang: str = "en", ns: dict | None = None):
+    """The checker's Feedback for ``source`` (defining ``entry['names']``), executed on a copy of
+    ``ns`` (default: a fresh ``namespace(entry)``)."""
+    ns = dict(namespace(entry) if ns is None else ns)
+    exec(compile(source, f"<{entry['key']} solution>", "exec"), ns)                     # noqa: S102
+    module, function = entry["evaluate"].split(":")
+    evaluate = getattr(importlib.import_module(module), function)
+    return evaluate(*(eval(a, ns) for a in entry["args"]), lang=lang)                 # noqa: S307
