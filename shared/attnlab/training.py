@@ -1,12 +1,55 @@
-"""Small helpers shared by the course's trainable models (lesson 07's tiny model, lesson 08's translator)."""
+"""Training, shared by the course's trainable models (lesson 07's tiny model, lesson 08's translator):
+one loop (``fit``), one learning-rate schedule (``warmup_cosine``), one ``eval_mode``."""
 from __future__ import annotations
 
 import contextlib
 import functools
 import math
+from typing import Callable, Iterator, Sequence
 
 import torch
 import torch.nn as nn
+
+
+def fit(model: nn.Module, batches: Iterator[Sequence[torch.Tensor]], loss_fn: Callable[..., torch.Tensor],
+        steps: int, lr: float, warmup: int, weight_decay: float, device=None, progress: bool = False,
+        threads: int | None = 1) -> list[float]:
+    """Train ``model`` in place with AdamW and ``warmup_cosine``; returns the loss of every step.
+
+    Each step takes the next tuple of CPU tensors from ``batches``, moves it to ``device`` (CUDA
+    when present by default) and minimises ``loss_fn(model, *batch)``. ``threads``: CPU threads
+    for torch during training (``cpu_threads``; None: unchanged), restored afterwards.
+    ``progress``: a progress bar (tqdm: a widget in Jupyter, text elsewhere); False: none at all.
+    The model is left on ``device`` in eval mode, also when training is interrupted.
+    """
+    device = torch.device(device) if device is not None else default_device()
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    history: list[float] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=steps, desc="train", leave=True)
+    try:
+        with cpu_threads(threads):
+            for step in range(steps):
+                for group in optimizer.param_groups:
+                    group["lr"] = warmup_cosine(step, steps, lr, warmup)
+                batch = [t.to(device) for t in next(batches)]
+                loss = loss_fn(model, *batch)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                history.append(loss.item())
+                if bar is not None:
+                    bar.update()
+                    if step % 20 == 0 or step == steps - 1:
+                        bar.set_postfix(loss=f"{history[-1]:.4f}")
+    finally:
+        if bar is not None:
+            bar.close()
+        model.eval()
+    return history
 
 
 def num_parameters(model: nn.Module) -> int:
