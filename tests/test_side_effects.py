@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import attnlab
-from attnlab import tiny
+from attnlab import tiny, translator
 
 
 @pytest.fixture
@@ -110,3 +110,27 @@ def test_explorer_computes_on_one_thread_and_restores_the_count(two_threads, mon
     with pytest.raises(InputError):
         compute(ExplorerState(sentence=""))                    # bad input raises inside
     assert inside == [1, 1] and torch.get_num_threads() == 2
+
+
+# The translator shares tiny's loop (training.fit) and eval_mode: the same guarantees.
+@pytest.mark.parametrize("call", [
+    lambda m: translator.generate(m, translator.encode_source([105, 7])),
+    lambda m: translator.generate(m, translator.encode_source([105, 7]), use_cache=True),
+    lambda m: translator.cross_attention(m, [105, 7]),
+    lambda m: translator.attention_maps(m, 105, words=["một"]),
+])
+@pytest.mark.parametrize("training", [True, False])
+def test_translator_restores_the_mode_when_the_model_raises(call, training):
+    model = translator.make_model("vi").train(training)
+    broken(model, after=0)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        call(model)
+    assert model.training == training
+
+
+def test_translator_train_leaves_eval_mode_when_interrupted(two_threads):
+    model = translator.make_model("vi")
+    broken(model, after=2)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        translator.train(model, steps=5, device="cpu")
+    assert torch.get_num_threads() == 2 and not model.training
