@@ -37,7 +37,7 @@ import pytest
 import attnlab_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
+from attnlab.course import NOTEBOOK_DIRS  # noqa: E402  (the one source)
 EXPLORER_NOTEBOOK = "notebooks/attention_explorer.ipynb"
 EXPLORER_CALL = re.compile(r"\b(explore|AttentionExplorer)\s*\(")
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")

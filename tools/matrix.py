@@ -44,7 +44,10 @@ EXTRA = {
             " deprecated in Pillow 11.3: a DeprecationWarning on every PDF export"],
 }
 NOT_FLOORED = {"jupyterlab"}   # the front end: no test imports it (it is installed, at any version)
-NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
+# The lesson folders from the one source (read as JSON: this tool runs without torch).
+NOTEBOOK_DIRS = tuple(info["lessons"] for info in json.loads(
+    (ROOT / "shared" / "attnlab" / "data" / "languages.json").read_text(encoding="utf-8"))["languages"].values()
+    if info["lessons"]) + ("notebooks",)
 REPORTED = ("torch", "numpy", "matplotlib", "matplotlib-inline", "ipywidgets", "ipython", "ipykernel", "tqdm")
 
 

@@ -12,6 +12,7 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
 from attnlab.course import MAP_END, MAP_START, NOTEBOOK_DIRS, SETUP_CELL, course_map  # noqa: E402
+from attnlab.languages import COURSE_LANGUAGES, lesson_dir  # noqa: E402
 
 
 def main() -> int:
@@ -25,8 +26,8 @@ def main() -> int:
                 nbformat.write(nb, path)
                 changed += 1
                 print(f"updated {path.relative_to(ROOT)}")
-    for lang in ("vi", "zh"):
-        readme = ROOT / f"lessons_{lang}" / "README.md"
+    for lang in COURSE_LANGUAGES:
+        readme = ROOT / lesson_dir(lang) / "README.md"
         text = readme.read_text(encoding="utf-8")
         start, end = text.index(MAP_START), text.index(MAP_END) + len(MAP_END)
         stems = {p.stem for p in readme.parent.glob("*.ipynb")}

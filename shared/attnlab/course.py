@@ -6,7 +6,9 @@ REPO = "attnlab-course/attention-course"     # GitHub owner/name: change it here
 BRANCH = "main"
 REPO_URL = f"https://github.com/{REPO}"
 
-LESSON_DIRS = ("lessons_vi", "lessons_zh")
+from .languages import COURSE_LANGUAGES, LESSON_DIRS as _LESSON_DIR  # the one source: data/languages.json
+
+LESSON_DIRS = tuple(_LESSON_DIR[lang] for lang in COURSE_LANGUAGES)    # ("lessons_vi", "lessons_zh")
 NOTEBOOK_DIRS = LESSON_DIRS + ("notebooks",)
 
 # The course map: notebook stem -> title per language (the lesson READMEs are built from it).
@@ -67,7 +69,8 @@ MAP_START, MAP_END = "<!-- course-map:start (make sync writes this block) -->", 
 
 def course_map(lang: str, existing: set[str] | None = None) -> str:
     """The lesson table of lessons_<lang>/README.md, with an 'Open in Colab' badge per lesson."""
-    head = {"vi": "| Bài | Nội dung | Mở |", "zh": "| 课 | 内容 | 打开 |"}[lang]
+    from .i18n import t
+    head = t("course.map_head", lang)
     rows = [head, "|---|---|---|"]
     for stem, titles in LESSONS.items():
         if existing is not None and stem not in existing:

@@ -16,6 +16,7 @@ from typing import Sequence
 import torch
 
 from . import numwords
+from .languages import word_separator
 
 PAD, BOS, EOS = 0, 1, 2
 SRC_TOKENS = ("_",) + tuple("0123456789")            # source id -> label
@@ -155,7 +156,7 @@ def decode_ids(ids, lang: str) -> list[str]:
 
 
 def join_words(words: Sequence[str], lang: str) -> str:
-    return (" " if lang == "vi" else "").join(words)
+    return word_separator(lang).join(words)
 
 
 def alignment_map(numbers: Sequence[int], lang: str) -> torch.Tensor:
