@@ -52,6 +52,7 @@ except ImportError:                                   # pragma: no cover
     sync_playwright = None
 
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.skipif(sync_playwright is None, reason="Playwright for Python is not installed"),
     pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium)"),
 ]

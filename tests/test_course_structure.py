@@ -62,6 +62,8 @@ def test_every_lesson_is_in_every_place_of_the_lesson_checklist():
                 for place in (PACKAGE / "exercises" / f"{module}.py", PACKAGE / "messages" / f"{module}.json",
                               ROOT / "solutions" / f"{module}.py", ROOT / "tests" / f"test_exercises_{module}.py"):
                     assert place.is_file(), f"{stem} calls exercises.{module}: {place.relative_to(ROOT)} is missing"
+            top = (ROOT / "README.md").read_text(encoding="utf-8")
+            assert course.readme_lessons() in top, "README.md: the lesson table is out of date, run `make sync`"
             readme = (ROOT / LESSON_DIRS[lang] / "README.md").read_text(encoding="utf-8")
             assert f"({stem}.ipynb)" in readme, f"{LESSON_DIRS[lang]}/README.md: run `make sync`"
             unexecuted = [i for i, c in enumerate(code) if c.source.strip() and c.execution_count is None]

@@ -134,3 +134,19 @@ def test_translator_train_leaves_eval_mode_when_interrupted(two_threads):
     with pytest.raises(RuntimeError, match="broken on purpose"):
         translator.train(model, steps=5, device="cpu")
     assert torch.get_num_threads() == 2 and not model.training
+
+
+def test_evaluation_never_touches_the_process_wide_thread_count(monkeypatch):
+    """Only training changes torch's thread count (fit's explicit `threads`): evaluating and
+    decoding run on the caller's threads, since the setting is process-wide."""
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
+    small, tr_model = tiny.make_model(), translator.make_model("zh")
+    tiny.accuracy(small, tiny.heldout()[:8])
+    tiny.reverse_digits(small, [1, 2, 3])
+    tiny.attention_for(small, [1, 2, 3])
+    translator.accuracy(tr_model, [105, 7])
+    translator.translate(tr_model, 105)
+    translator.attention_maps(tr_model, 105)
+    translator.alignment_mass(tr_model, [105, 7])
+    assert calls == []

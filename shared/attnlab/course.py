@@ -81,6 +81,20 @@ def course_map(lang: str, existing: set[str] | None = None) -> str:
     return "\n".join([MAP_START, *rows, MAP_END])
 
 
+README_START, README_END = "<!-- lessons:start (make sync writes this table from attnlab/course.py) -->", "<!-- lessons:end -->"
+
+
+def readme_lessons() -> str:
+    """The lesson table of the top-level README.md: one row per lesson, one column per course language."""
+    from .languages import NAMES
+    rows = ["| | " + " | ".join(NAMES[lang] for lang in COURSE_LANGUAGES) + " |",
+            "|---|" + "---|" * len(COURSE_LANGUAGES)]
+    for stem, titles in LESSONS.items():
+        cells = [f"[{titles[lang]}]({_LESSON_DIR[lang]}/{stem}.ipynb)" for lang in COURSE_LANGUAGES]
+        rows.append(f"| {stem[:2]} | " + " | ".join(cells) + " |")
+    return "\n".join([README_START, *rows, README_END])
+
+
 def setup_notebook(seed: int = 0) -> None:
     """Notebook defaults: seeded RNG, readable tensor printing, course fonts, fixed figure size."""
     import matplotlib

@@ -16,7 +16,7 @@ import torch
 
 from .multihead import MultiHeadAttention, attend_step  # noqa: F401  (attend_step: the step lesson 08 shows)
 from .number_data import BOS, EOS, PAD, decode_ids, encode, encode_source, heldout
-from .training import device_of, eval_mode, one_cpu_thread
+from .training import device_of, eval_mode
 
 
 class Generation(NamedTuple):
@@ -148,7 +148,6 @@ def generate(model, src: torch.Tensor, max_len: int | None = None, use_cache: bo
     return Generation(torch.stack(out, dim=1), torch.stack(logits_all, dim=1), dict(products))
 
 
-@one_cpu_thread
 def translate(model, numbers: Sequence[int] | int, use_cache: bool = True):
     """The model's words for one number (a list of words) or for a list of numbers (a list of lists)."""
     single = isinstance(numbers, int) and not isinstance(numbers, bool)
@@ -158,7 +157,6 @@ def translate(model, numbers: Sequence[int] | int, use_cache: bool = True):
     return out[0] if single else out
 
 
-@one_cpu_thread
 @torch.no_grad()
 def accuracy(model, numbers: Sequence[int] | None = None, batch_size: int = 500) -> float:
     """Exact-match accuracy of greedy decoding (with the KV cache), held-out numbers by default."""

@@ -1,6 +1,6 @@
 """A grid of attention heatmaps drawn fast into a Figure of fixed size.
 
-Used by the explorer (heads side by side) and by its static figure (mask type x head).
+Used by the explorer's static figure (mask type x head), the one GitHub, nbviewer and PDF show.
 Everything lives in ONE invisible Axes whose data coordinates are the figure's pixels
 (origin top left): the panels are ``imshow`` images placed with ``extent``, the token
 labels are plain texts. No tick machinery, no per-panel Axes, no constrained layout: the

@@ -99,7 +99,6 @@ def greedy_reverse(model: TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     return cur[:, n + 1:]
 
 
-@one_cpu_thread
 @torch.no_grad()
 def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str = "greedy") -> float:
     """Fraction of sequences whose whole reversed part is right (exact match), held-out rows by default.
@@ -128,7 +127,6 @@ def accuracy(model: TinyTransformer, ids: torch.Tensor | None = None, mode: str 
     return correct / ids.shape[0]
 
 
-@one_cpu_thread
 @torch.no_grad()
 def reverse_digits(model: TinyTransformer, digits: Sequence[int]) -> list[int]:
     """The model's greedy answer for one digit sequence."""
@@ -149,7 +147,6 @@ def reversal_map(ids: torch.Tensor) -> torch.Tensor:
     return (q >= n) & (q < 2 * n) & (q + k == 2 * n - 1)
 
 
-@one_cpu_thread
 @torch.no_grad()
 def attention_weights(model: TinyTransformer, ids: torch.Tensor) -> list[torch.Tensor]:
     """Per layer, the (B, H, T, T) attention weights on the inputs of full rows ``ids``, on the CPU."""

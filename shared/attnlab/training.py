@@ -75,10 +75,12 @@ def warmup_cosine(step: int, steps: int, lr: float, warmup: int) -> float:
 def cpu_threads(n: int | None = 1):
     """Run torch's CPU ops on ``n`` threads inside the block (None: leave the setting alone).
 
-    The course's models are so small that extra threads only wait for each other (on a busy
-    2-core machine a 0.3 s evaluation takes seconds with 2 threads), and one thread makes every
-    CPU run of a training recipe give the same weights, those of the saved checkpoints.
-    The caller's thread count is restored, even on an error.
+    ``fit`` trains on one thread by default (``threads=1``, an argument the caller sees): the
+    course's models are so small that extra threads only wait for each other, and one thread
+    makes every CPU run of a training recipe give the same weights, those of the saved
+    checkpoints. The setting is process-wide, so nothing else in the package changes it: the
+    evaluation functions run on the caller's threads (CI and ``make execute`` run with
+    OMP_NUM_THREADS=1). The caller's thread count is restored, even on an error.
     """
     before = torch.get_num_threads()
     if n is not None and n != before:
@@ -102,7 +104,8 @@ def eval_mode(model: nn.Module):
 
 
 def one_cpu_thread(fn):
-    """Decorator: run ``fn`` inside ``cpu_threads(1)``."""
+    """Decorator: run ``fn`` inside ``cpu_threads(1)`` (the explorer's computation, which must stay
+    responsive next to the browser and the server on a 2-core machine)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with cpu_threads(1):

@@ -12,10 +12,9 @@ from . import numwords
 from .analysis import HeadScore, best_head, mass_on
 from .decoding import translate
 from .number_data import BOS, _check_number, alignment_map, encode, encode_source, heldout, shift_right, target_tokens
-from .training import device_of, eval_mode, one_cpu_thread
+from .training import device_of, eval_mode
 
 
-@one_cpu_thread
 @torch.no_grad()
 def cross_attention(model, numbers: Sequence[int]) -> list[torch.Tensor]:
     """Teacher-forced cross-attention weights per decoder layer, (B, H, T, S) on the CPU."""
@@ -87,7 +86,6 @@ class TranslatorMaps:
     cross: list[torch.Tensor]      # per decoder layer (H, T, S)
 
 
-@one_cpu_thread
 @torch.no_grad()
 def attention_maps(model, number: int, words: Sequence[str] | None = None) -> TranslatorMaps:
     """The model translates ``number`` (greedy); then one teacher-forced pass over ``<s>`` + its
