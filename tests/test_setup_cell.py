@@ -24,6 +24,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = pathlib.Path(sysconfig.get_paths()["purelib"])
 
 
+pytestmark = pytest.mark.slow      # builds Python environments and starts fresh processes
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
 
