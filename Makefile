@@ -1,6 +1,7 @@
 # Two commands on a fresh Linux or macOS machine (CPython 3.9-3.13):
 #   make lab    set everything up and open JupyterLab on the course
 #   make test   set everything up and run every test (the command CI runs)
+#   make test-fast   the unit tests only: no browser, no notebooks, no retraining (markers in pyproject.toml)
 # Variables: PYTHON=python3.X (the interpreter), TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # (torch from PyTorch's CPU-only wheels on Linux), CONSTRAINTS=file|auto|none (auto: constraints.txt
 # on Python 3.11, constraints-py3.X.txt on the others).
@@ -38,6 +39,9 @@ lab: setup
 
 test: setup $(W7)/.installed-stamp     ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS) -m "not slow and not browser and not notebooks" tests
 
 execute: setup                 ## re-run notebooks and store their outputs (NB=path to pick one)
 	OMP_NUM_THREADS=1 $(BIN)/python tools/execute_notebooks.py $(NB)

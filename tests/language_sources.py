@@ -10,11 +10,12 @@ import pathlib
 import re
 
 from attnlab.glossary import table as glossary_table
+from attnlab.languages import LESSON_DIRS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The lessons read: this checkout's, or another worktree's (COURSE_LESSONS_ROOT=/path/to/checkout).
 LESSONS_ROOT = pathlib.Path(os.environ.get("COURSE_LESSONS_ROOT", ROOT))
-LESSON_DIR = {"vi": "lessons_vi", "zh": "lessons_zh"}
+LESSON_DIR = dict(LESSON_DIRS)                     # {"vi": "lessons_vi", "zh": "lessons_zh"}
 MESSAGES = ROOT / "shared" / "attnlab" / "messages"
 README_PARAGRAPH = {"vi": "**Tiếng Việt.**", "zh": "**中文。**"}
 

@@ -93,3 +93,39 @@ def test_blocks_refuse_masks_that_broadcasting_would_misread():
         with pytest.raises(ValueError, match=r"mask has shape \(4, 4, 4\).*mask\[:, None\]"):
             decoder(x, x, self_mask=causal_mask(4)[0].expand(4, 4, 4), need_weights=need_weights)
         block(x, mask=padding_mask(ids), need_weights=need_weights)          # the right shape is taken
+
+
+def test_attention_weight_dropout_rate_in_training_mode():
+    """Dropout on the attention weights, as nn.TransformerEncoderLayer has it: with identity value
+    and output projections and one-hot tokens, the output IS the dropped weight matrix, so the
+    fraction of zeros is the rate (softmax weights are never 0 themselves)."""
+    p, S = 0.3, 64
+    block = TransformerBlock(S, 1, FF, dropout=0.0, attn_dropout=p)
+    mha = block.attention
+    assert isinstance(mha.dropout, nn.Dropout) and mha.dropout.p == p
+    assert TransformerBlock(S, 1, FF, dropout=0.2).attention.dropout.p == 0.2        # default: dropout
+    dec = DecoderBlock(S, 1, FF, dropout=0.2, attn_dropout=0.05)
+    assert dec.self_attention.dropout.p == dec.cross_attention.dropout.p == 0.05
+    with torch.no_grad():
+        for lin in (mha.v_proj, mha.out_proj):
+            lin.weight.copy_(torch.eye(S))
+            lin.bias.zero_()
+    x = torch.eye(S)[None].repeat(8, 1, 1)                                # (8, S, S) one-hot tokens
+    torch.manual_seed(0)
+    out, w = mha.train()(x)
+    dropped = out == 0
+    assert abs(dropped.float().mean().item() - p) < 0.01                  # 32 768 weights
+    torch.testing.assert_close(out[~dropped], (w[:, 0][~dropped]) / (1 - p))  # kept ones scaled by 1/(1-p)
+    out_eval, w_eval = mha.eval()(x)
+    torch.testing.assert_close(out_eval, w_eval[:, 0])                    # eval: no dropout
+
+
+@pytest.mark.parametrize("block", [TransformerBlock(D, H, FF, dropout=0.1), DecoderBlock(D, H, FF, dropout=0.1)])
+def test_eval_mode_draws_no_random_numbers(block):
+    x = torch.randn(2, 5, D)
+    state = torch.get_rng_state()
+    with torch.no_grad():
+        for need_weights in (False, True):
+            block.eval()(x, x, need_weights=need_weights) if isinstance(block, DecoderBlock) \
+                else block.eval()(x, need_weights=need_weights)
+    assert torch.equal(torch.get_rng_state(), state)

@@ -37,7 +37,7 @@ import pytest
 import attnlab_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-NOTEBOOK_DIRS = ("lessons_vi", "lessons_zh", "notebooks")
+from attnlab.course import NOTEBOOK_DIRS  # noqa: E402  (the one source)
 EXPLORER_NOTEBOOK = "notebooks/attention_explorer.ipynb"
 EXPLORER_CALL = re.compile(r"\b(explore|AttentionExplorer)\s*\(")
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
@@ -52,6 +52,7 @@ except ImportError:                                   # pragma: no cover
     sync_playwright = None
 
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.skipif(sync_playwright is None, reason="Playwright for Python is not installed"),
     pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium)"),
 ]

@@ -3,24 +3,25 @@ import pathlib
 import re
 
 from attnlab.course import MAP_END, MAP_START, REPO, binder_url, colab_url, course_map
+from attnlab.languages import COURSE_LANGUAGES, lesson_dir
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_lesson_readmes_have_the_generated_course_map():
-    for lang in ("vi", "zh"):
-        readme = ROOT / f"lessons_{lang}" / "README.md"
+    for lang in COURSE_LANGUAGES:
+        readme = ROOT / lesson_dir(lang) / "README.md"
         text = readme.read_text(encoding="utf-8")
         stems = {p.stem for p in readme.parent.glob("*.ipynb")}
         block = text[text.index(MAP_START): text.index(MAP_END) + len(MAP_END)]
         assert block == course_map(lang, stems), f"{readme}: run `make sync`"
         for stem in stems:
-            assert colab_url(f"lessons_{lang}/{stem}.ipynb") in block
+            assert colab_url(f"{lesson_dir(lang)}/{stem}.ipynb") in block
 
 
 def test_every_colab_link_points_to_an_existing_notebook():
     pattern = re.compile(r"https://colab\.research\.google\.com/github/([^/]+/[^/]+)/blob/[^/]+/([^)\s]+)")
-    files = [ROOT / "README.md", ROOT / "lessons_vi" / "README.md", ROOT / "lessons_zh" / "README.md"]
+    files = [ROOT / "README.md", *(ROOT / lesson_dir(lang) / "README.md" for lang in COURSE_LANGUAGES)]
     found = 0
     for f in files:
         for repo, path in pattern.findall(f.read_text(encoding="utf-8")):

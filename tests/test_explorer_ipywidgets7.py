@@ -22,8 +22,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PYTHON = os.environ.get("ATTNLAB_W7_PYTHON")
 
-pytestmark = pytest.mark.skipif(
-    not PYTHON, reason="ATTNLAB_W7_PYTHON is not set: no ipywidgets 7.7 environment to test the explorer in")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not PYTHON, reason="ATTNLAB_W7_PYTHON is not set: no ipywidgets 7.7 environment to test the explorer in")]
 
 
 def test_explorer_tests_pass_under_ipywidgets_7():

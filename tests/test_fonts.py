@@ -121,6 +121,7 @@ def run_isolated(tmp_path_factory):
     return run
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_without_course_fonts_chinese_is_missing(run_isolated):
     result = run_isolated("plain")
     assert result["extra_fonts"] == []
@@ -128,6 +129,7 @@ def test_without_course_fonts_chinese_is_missing(run_isolated):
     assert any("CJK UNIFIED IDEOGRAPH" in w for w in missing), result
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_with_course_fonts_no_warnings_on_bare_machine(run_isolated):
     result = run_isolated("course")
     assert result["warnings"] == []

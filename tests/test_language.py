@@ -9,9 +9,10 @@ import re
 import pytest
 
 from attnlab.glossary import CORE, GLOSSARY, avoided_terms, table
+from attnlab.languages import COURSE_LANGUAGES
 from language_sources import LESSON_DIR, LESSONS_ROOT, ROOT, all_texts, lesson_paths, lesson_texts, prose
 
-LANGS = ["vi", "zh"]
+LANGS = list(COURSE_LANGUAGES)
 
 # Typography: (rule, pattern) per language; each match in prose or a printed string is an error.
 RULES = {

@@ -19,10 +19,12 @@ def modules_after(code: str) -> set[str]:
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_import_attnlab_loads_no_front_end_library():
     assert modules_after("import attnlab") == set()
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_the_probe_sees_a_lazy_name_load_its_libraries():
     """The same probe does see the libraries once a lazy name is used (the test can fail)."""
     assert {"matplotlib", "matplotlib.pyplot"} <= modules_after("import attnlab; attnlab.plot_attention")
@@ -44,6 +46,7 @@ def test_public_names_and_submodules():
         attnlab.nope  # noqa: B018
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_t_finds_messages_of_a_lazily_imported_module():
     """Lessons print attnlab.t("plot.head", ...) before anything imported attnlab.plotting."""
     code = "import attnlab\nprint(attnlab.t('plot.head', lang='en', i=2))"

@@ -115,9 +115,11 @@ def test_dropout_in_training_mode_only_weights_before_dropout():
 
 
 # Masks that plain broadcasting would put on the wrong axes: (B, S) with B == T, (B, T, S)
-# with B == H, and a 1-D (S,) mask that only one of the two paths used to take.
+# with B == H, and a 1-D (S,) mask that only one of the two paths used to take; and any 2-D
+# mask, whose reading would otherwise depend on the batch size.
 MISREADABLE = {
     "(B, S) with B == T": (torch.ones(4, 4, dtype=torch.bool).tril(), 4, r"padding_mask\(token_ids\)"),
+    "(T, S) with B != T": (torch.ones(6, 4, dtype=torch.bool).tril(), 6, r"mask\[None, None\]"),
     "(B, T, S) with B == H": (torch.ones(4, 6, 4, dtype=torch.bool), 6, r"mask\[:, None\]"),
     "(S,)": (torch.ones(4, dtype=torch.bool), 4, r"mask\[None, None, None\]"),
 }

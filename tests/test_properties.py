@@ -178,11 +178,11 @@ def test_mha_both_paths_match_nn_multiheadattention(p, dtype, need_weights, two_
     B, H, T, S, d_k, kind, full, side, seed = p
     g = torch.Generator().manual_seed(seed)
     mask = make_mask(kind, B, H, T, S, full, side, g, per_head=False)   # empty rows the same for all heads
-    if two_d and mask is not None and mask.shape[:2] == (1, 1):
-        mask = mask[0, 0]                                                # (T or 1, S or 1): the 2-D form
-        if mask.shape[0] == B == T > 1:
-            mask = mask[None, None]                                      # ambiguous as 2-D: refused
     D = H * d_k
+    if two_d and mask is not None and mask.shape[:2] == (1, 1):         # the 2-D form: refused, whatever B
+        with pytest.raises(ValueError, match=r"mask has shape .* Likely fix: one \(T, S\) mask"):
+            MultiHeadAttention(D, H).to(dtype)(torch.zeros(B, T, D, dtype=dtype), torch.zeros(B, S, D, dtype=dtype),
+                                               mask=mask[0, 0], need_weights=need_weights)
     torch.manual_seed(seed)
     ours = MultiHeadAttention(D, H).to(dtype)
     ref = nn.MultiheadAttention(D, H, batch_first=True, dtype=dtype)

@@ -37,6 +37,7 @@ def test_the_class_name_in_the_settings_imports_to_the_class():
     assert cls is attnlab_server.NoDelayKernelConnection and issubclass(cls, ZMQChannelsWebsocketConnection)
 
 
+@pytest.mark.slow                      # a fresh Python process (torch's import): left out of make test-fast
 def test_the_server_does_not_import_torch():
     import subprocess
     import sys

@@ -21,6 +21,8 @@ from venv_helpers import SITE, clean_env, fresh_venv_with_lent_packages, own_sit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow      # builds Python environments and starts fresh processes
+
 
 def test_installed_package_is_used_as_is(tmp_path):
     """After the README setup (this environment): the cell only imports the package."""

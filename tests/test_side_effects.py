@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import attnlab
-from attnlab import tiny
+from attnlab import tiny, translator
 
 
 @pytest.fixture
@@ -158,3 +158,43 @@ def test_checkers_leave_the_callers_world_alone(entry, source, lesson_namespaces
         assert model.training
         assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items())
         model.eval()
+
+
+# The translator shares tiny's loop (training.fit) and eval_mode: the same guarantees.
+@pytest.mark.parametrize("call", [
+    lambda m: translator.generate(m, translator.encode_source([105, 7])),
+    lambda m: translator.generate(m, translator.encode_source([105, 7]), use_cache=True),
+    lambda m: translator.cross_attention(m, [105, 7]),
+    lambda m: translator.attention_maps(m, 105, words=["một"]),
+])
+@pytest.mark.parametrize("training", [True, False])
+def test_translator_restores_the_mode_when_the_model_raises(call, training):
+    model = translator.make_model("vi").train(training)
+    broken(model, after=0)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        call(model)
+    assert model.training == training
+
+
+def test_translator_train_leaves_eval_mode_when_interrupted(two_threads):
+    model = translator.make_model("vi")
+    broken(model, after=2)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        translator.train(model, steps=5, device="cpu")
+    assert torch.get_num_threads() == 2 and not model.training
+
+
+def test_evaluation_never_touches_the_process_wide_thread_count(monkeypatch):
+    """Only training changes torch's thread count (fit's explicit `threads`): evaluating and
+    decoding run on the caller's threads, since the setting is process-wide."""
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
+    small, tr_model = tiny.make_model(), translator.make_model("zh")
+    tiny.accuracy(small, tiny.heldout()[:8])
+    tiny.reverse_digits(small, [1, 2, 3])
+    tiny.attention_for(small, [1, 2, 3])
+    translator.accuracy(tr_model, [105, 7])
+    translator.translate(tr_model, 105)
+    translator.attention_maps(tr_model, 105)
+    translator.alignment_mass(tr_model, [105, 7])
+    assert calls == []

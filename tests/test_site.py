@@ -44,7 +44,13 @@ elif not os.access(CHROMIUM, os.X_OK):
     NO_BROWSER = f"no Chromium at {CHROMIUM} (apt install chromium)"
 else:
     NO_BROWSER = ""
-needs_browser = pytest.mark.skipif(bool(NO_BROWSER), reason=NO_BROWSER or "-")
+
+pytestmark = pytest.mark.slow      # builds the whole website (and drives Chromium where marked `browser`)
+
+
+def needs_browser(test):
+    """Marked `browser` (left out of `make test-fast`) and skipped without Chromium."""
+    return pytest.mark.browser(pytest.mark.skipif(bool(NO_BROWSER), reason=NO_BROWSER or "-")(test))
 
 
 def load_builder():

@@ -116,6 +116,7 @@ def retrained():
     return model, history
 
 
+@pytest.mark.slow
 def test_retraining_reaches_the_stated_accuracy(retrained):
     model, history = retrained
     assert len(history) == tiny.STEPS
@@ -123,6 +124,7 @@ def test_retraining_reaches_the_stated_accuracy(retrained):
     assert tiny.accuracy(model) >= tiny.ACCURACY_THRESHOLD
 
 
+@pytest.mark.slow
 def test_retrained_attention_is_an_anti_diagonal(retrained):
     model, _ = retrained
     assert tiny.reversal_head(model).mass >= tiny.ANTI_DIAGONAL_THRESHOLD
@@ -189,6 +191,7 @@ def test_the_causal_mask_holds_in_the_trained_model(pretrained):
         assert (c[:, :10] - d[:, :10]).abs().max() > 1e-3
 
 
+@pytest.mark.slow
 def test_a_model_trained_without_the_mask_cheats():
     """Teacher forcing looks perfect, generation collapses, and the attention reads the next token."""
     cheater = tiny.make_model(causal=False)

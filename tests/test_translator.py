@@ -224,6 +224,7 @@ def test_attention_maps_for_the_explorer(pretrained):
 
 
 # ----------------------------------------------------------------------------- retraining
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_retraining_reaches_the_stated_accuracy_and_alignment(lang):
     m = tr.make_model(lang)

@@ -15,8 +15,10 @@ import time
 import nbformat
 from nbclient import NotebookClient
 
+from attnlab.course import NOTEBOOK_DIRS
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DIRS = ("lessons_vi", "lessons_zh", "notebooks")
+DIRS = NOTEBOOK_DIRS                  # lessons_<lang> for each course language, then notebooks
 
 
 def notebooks(args: list[str]) -> list[pathlib.Path]:

@@ -19,11 +19,12 @@ import time
 import torch
 
 from attnlab import translator as tr
+from attnlab.languages import COURSE_LANGUAGES
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", nargs="+", default=["vi", "zh"], choices=["vi", "zh"])
+    parser.add_argument("--lang", nargs="+", default=list(COURSE_LANGUAGES), choices=COURSE_LANGUAGES)
     parser.add_argument("--out-dir", type=pathlib.Path, default=tr.CHECKPOINT_DIR)
     args = parser.parse_args(argv)
     status = 0

@@ -85,24 +85,22 @@ def check_mask(mask, target: tuple[int, ...], device: torch.device) -> None:
 
 
 def check_attn_mask(mask, B: int, H: int, T: int, S: int, device: torch.device) -> None:
-    """Module level: a bool mask that is 4-D and broadcasts to (B, H, T, S) with each dimension
-    equal or 1, or 2-D (T, S), one mask for every sequence and head. Nothing else is guessed:
-    a (B, S) mask with B == T, a (B, T, S) mask with B == H would silently land on the wrong axes."""
+    """Module level: a bool mask with the scores' rank, 4-D, broadcastable to (B, H, T, S) with
+    each dimension equal or 1. Nothing is guessed from the sizes, so a mask means the same
+    whatever the batch size: a 2-D mask could be (T, S) or a (B, S) padding mask, a 3-D one
+    (B, T, S) or (H, T, S); they are refused with the fix for each reading."""
     _bool_mask(mask, device)
     if _fits(mask, (B, H, T, S)):
         return
-    if _fits(mask, (T, S)) and not (mask.shape[0] == B == T > 1):
-        return
     given = shape(mask)
-    if mask.dim() == 2 and mask.shape[0] == B:
-        fix = "a (B, S) padding mask must be (B, 1, 1, S): use padding_mask(token_ids) or mask[:, None, None]"
-        if B == T:
-            fix += "; for one (T, S) mask shared by every sequence, pass mask[None, None]"
-    elif mask.dim() == 3 and mask.shape[0] == B:
-        fix = "a (B, T, S) mask must be (B, 1, T, S): use mask[:, None]"
+    if mask.dim() == 2:
+        fix = ("one (T, S) mask for every sequence and head: mask[None, None]; "
+               "a (B, S) padding mask: padding_mask(token_ids) or mask[:, None, None]")
+    elif mask.dim() == 3:
+        fix = "a (B, T, S) mask: mask[:, None]; an (H, T, S) mask: mask[None]"
     elif mask.dim() == 1:
         fix = "a 1-D (S,) mask must be (1, 1, 1, S): use mask[None, None, None]"
     else:
         fix = "padding_mask(...) gives (B, 1, 1, S), causal_mask(T, S) gives (1, 1, T, S)"
     raise ValueError(f"mask has shape {given}; expected 4-D (B, H, T, S) = {(B, H, T, S)} with each "
-                     f"dimension equal or 1, or 2-D (T, S) = {(T, S)}. Likely fix: {fix}")
+                     f"dimension equal or 1. Likely fix: {fix}")

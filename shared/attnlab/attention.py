@@ -80,25 +80,50 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
 
 
 def attend(q, k, v, mask=None, dropout_p: float = 0.0, scale: float | None = None):
-    """The computation of ``scaled_dot_product_attention``, without the checks."""
+    """The computation of ``scaled_dot_product_attention``, without the checks.
+
+    The reference formula of its docstring, plus the two things attention needs here, as named
+    steps: float32 inside for float16/bfloat16 (``_float32_inside``), and zeros for a query that
+    may attend to no key (``_keep_empty_rows_open``, ``_zero_empty_rows``).
+    """
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    cast = autocast_dtype(q.device) if q.dtype != torch.float64 else None   # autocast leaves float64 alone
-    out_dtype = cast or v.dtype
-    wide = cast is not None or q.dtype in LOW_PRECISION
-    with torch.autocast(q.device.type, enabled=False) if wide else contextlib.nullcontext():
-        if wide:                                   # float32 scores: no overflow, one rounding at the end
+    out_dtype, wide = _precisions(q, v)
+    with _float32_inside(q.device, wide):
+        if wide:
             q, k, v = q.float(), k.float(), v.float()
-        scores = torch.matmul(q * scale, k.transpose(-2, -1))         # (B, H, T, S)
-        grad = scores.requires_grad                                   # in place only outside autograd
+        scores = torch.matmul(q * scale, k.transpose(-2, -1))              # (B, H, T, S)
         if mask is not None:
-            seen = mask.any(-1, keepdim=True)                         # (.., T, 1): False = sees no key
-            blocked = mask < seen                                     # an empty row stays open: no NaN
-            scores = scores.masked_fill(blocked, -math.inf) if grad else scores.masked_fill_(blocked, -math.inf)
-        weights = torch.softmax(scores, dim=-1)
-        if mask is not None:                                          # ... and is zeroed here
-            weights = weights * seen if grad else weights.mul_(seen)
-        attn = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
-        out = torch.matmul(attn, v)                                   # (B, H, T, Dv)
-    if out.dtype != out_dtype:
-        out, weights = out.to(out_dtype), weights.to(out_dtype)
-    return out, weights
+            seen = mask.any(-1, keepdim=True)                             # (.., T, 1): sees some key
+            scores = _keep_empty_rows_open(scores, mask, seen)            # masked_fill(~mask, -inf)
+        weights = torch.softmax(scores, dim=-1)                           # rows sum to 1
+        if mask is not None:
+            weights = _zero_empty_rows(weights, seen)
+        dropped = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
+        out = torch.matmul(dropped, v)                                    # (B, H, T, Dv)
+    return out.to(out_dtype), weights.to(out_dtype)
+
+
+def _precisions(q: torch.Tensor, v: torch.Tensor) -> tuple[torch.dtype, bool]:
+    """The dtype of the result (v's, or autocast's), and whether to compute in float32 inside:
+    float16/bfloat16 scores overflow (|score| > 65504) and a softmax rounded twice drifts."""
+    cast = autocast_dtype(q.device) if q.dtype != torch.float64 else None   # autocast leaves float64 alone
+    return cast or v.dtype, cast is not None or q.dtype in LOW_PRECISION
+
+
+def _float32_inside(device: torch.device, wide: bool):
+    """Autocast off inside (it would round the scores back to float16); nothing to do otherwise."""
+    return torch.autocast(device.type, enabled=False) if wide else contextlib.nullcontext()
+
+
+def _keep_empty_rows_open(scores: torch.Tensor, mask: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+    """-inf where the mask is False, except in a row that sees no key: a row of -inf would give
+    NaN in the softmax, so it stays open here and is zeroed after it. In place outside autograd."""
+    blocked = mask < seen                                                  # ~mask, but not in empty rows
+    if scores.requires_grad:
+        return scores.masked_fill(blocked, -math.inf)
+    return scores.masked_fill_(blocked, -math.inf)
+
+
+def _zero_empty_rows(weights: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+    """All-zero weights (so a zero output, with zero gradients) for a query that sees no key."""
+    return weights * seen if weights.requires_grad else weights.mul_(seen)

@@ -9,7 +9,9 @@ REPO_URL = f"https://github.com/{REPO}"
 DISTRIBUTION = "attnlab-course"              # what `pip install` names: pyproject.toml's [project] name
 VERSION = "0.1.0"                            # pyproject.toml reads it; change it here, then `make sync`
 
-LESSON_DIRS = ("lessons_vi", "lessons_zh")
+from .languages import COURSE_LANGUAGES, LESSON_DIRS as _LESSON_DIR  # the one source: data/languages.json
+
+LESSON_DIRS = tuple(_LESSON_DIR[lang] for lang in COURSE_LANGUAGES)    # ("lessons_vi", "lessons_zh")
 NOTEBOOK_DIRS = LESSON_DIRS + ("notebooks",)
 
 # The course map: notebook stem -> title per language (the lesson READMEs are built from it).
@@ -78,7 +80,8 @@ MAP_START, MAP_END = "<!-- course-map:start (make sync writes this block) -->", 
 
 def course_map(lang: str, existing: set[str] | None = None) -> str:
     """The lesson table of lessons_<lang>/README.md, with an 'Open in Colab' badge per lesson."""
-    head = {"vi": "| Bài | Nội dung | Mở |", "zh": "| 课 | 内容 | 打开 |"}[lang]
+    from .i18n import t
+    head = t("course.map_head", lang)
     rows = [head, "|---|---|---|"]
     for stem, titles in LESSONS.items():
         if existing is not None and stem not in existing:
@@ -87,6 +90,20 @@ def course_map(lang: str, existing: set[str] | None = None) -> str:
         badge = f"[![Open In Colab]({COLAB_BADGE})]({colab_url(path)})"
         rows.append(f"| {stem[:2]} | [{titles[lang]}]({stem}.ipynb) | {badge} |")
     return "\n".join([MAP_START, *rows, MAP_END])
+
+
+README_START, README_END = "<!-- lessons:start (make sync writes this table from attnlab/course.py) -->", "<!-- lessons:end -->"
+
+
+def readme_lessons() -> str:
+    """The lesson table of the top-level README.md: one row per lesson, one column per course language."""
+    from .languages import NAMES
+    rows = ["| | " + " | ".join(NAMES[lang] for lang in COURSE_LANGUAGES) + " |",
+            "|---|" + "---|" * len(COURSE_LANGUAGES)]
+    for stem, titles in LESSONS.items():
+        cells = [f"[{titles[lang]}]({_LESSON_DIR[lang]}/{stem}.ipynb)" for lang in COURSE_LANGUAGES]
+        rows.append(f"| {stem[:2]} | " + " | ".join(cells) + " |")
+    return "\n".join([README_START, *rows, README_END])
 
 
 def setup_notebook(seed: int = 0) -> None:

@@ -1,6 +1,6 @@
 """A grid of attention heatmaps drawn fast into a Figure of fixed size.
 
-Used by the explorer (heads side by side) and by its static figure (mask type x head).
+Used by the explorer's static figure (mask type x head), the one GitHub, nbviewer and PDF show.
 Everything lives in ONE invisible Axes whose data coordinates are the figure's pixels
 (origin top left): the panels are ``imshow`` images placed with ``extent``, the token
 labels are plain texts. No tick machinery, no per-panel Axes, no constrained layout: the
@@ -38,12 +38,9 @@ def new_figure(width: float, height: float, dpi: float) -> Figure:
     return Figure(figsize=(width, height), dpi=dpi)
 
 
-class HeatmapCanvas:
-    """A figure for heatmap grids that can be redrawn many times, reusing its artists.
-
-    ``HeatmapCanvas(fig).draw(weights, ...)`` draws into ``fig`` (empty at first, from
-    pyplot or not); each later ``draw`` replaces the previous drawing.
-    """
+class _Grid:
+    """One drawing of a heatmap grid into an empty figure: a single invisible Axes whose data
+    coordinates are the figure's pixels, and the artists added to it."""
 
     TEXT_DEFAULTS = dict(ha="left", va="baseline", rotation=0, color=TEXT_COLOR)
 
@@ -52,61 +49,16 @@ class HeatmapCanvas:
         self.ax = fig.add_axes((0, 0, 1, 1))
         self.ax.set_axis_off()
         self.ax.set_autoscale_on(False)
-        self.pools: dict[str, list] = {"text": [], "image": [], "rect": []}
-        self.used = dict.fromkeys(self.pools, 0)
-
-    # --- artists, reused from the previous drawing where possible
-
-    def _next(self, kind: str, make):
-        pool, k = self.pools[kind], self.used[kind]
-        self.used[kind] += 1
-        if k == len(pool):
-            pool.append(make())
-        artist = pool[k]
-        artist.set_visible(True)
-        return artist
 
     def text(self, x: float, y: float, s: str, **props) -> Text:
-        text = self._next("text", lambda: self.ax.add_artist(Text(0, 0, "")))
-        text.set(position=(x, y), text=s, **{**self.TEXT_DEFAULTS, **props})
-        return text
+        return self.ax.add_artist(Text(x, y, s, **{**self.TEXT_DEFAULTS, **props}))
 
     def image(self, data, extent, interpolation: str = "nearest"):
-        image = self._next("image", lambda: self.ax.imshow(np.zeros((1, 1)), cmap=CMAP, vmin=0.0, vmax=1.0,
-                                                                       aspect="auto"))
-        image.set_data(data)
-        image.set_extent(extent)
-        image.set_interpolation(interpolation)
-        return image
+        return self.ax.imshow(data, cmap=CMAP, vmin=0.0, vmax=1.0, aspect="auto", extent=extent,
+                              interpolation=interpolation)
 
     def rect(self, x: float, y: float, width: float, height: float) -> Rectangle:
-        rect = self._next("rect", lambda: self.ax.add_patch(Rectangle((0, 0), 1, 1, fill=False, lw=0.5,
-                                                                      ec="#888888")))
-        rect.set_bounds(x, y, width, height)
-        return rect
-
-    # --- the drawing
-
-    def draw(self, weights, masks, tokens: Sequence[str], *, titles: Sequence[str], xlabel: str,
-             ylabel: str | Sequence[str], suptitle: str = "", footnote: str = "", warning: str = "",
-             muted: Sequence[bool] | None = None, annotate: bool = False, font_scale: float = 1.0) -> bool:
-        """Draw ``weights`` (R, C, T, T) as an R x C grid of heatmaps, replacing the previous drawing.
-
-        ``masks`` (bool, True = may attend) broadcasts to the weights; masked cells get MASKED_COLOR.
-        ``titles`` has R * C panel titles; ``ylabel`` is one string or one per row of panels.
-        ``footnote`` and ``warning`` (red) are one line each under the grid. ``muted`` marks
-        tokens (e.g. padding) whose labels are grey. Returns whether the values were written
-        in the cells (False when ``annotate`` but the cells are too small for them).
-        """
-        self.used = dict.fromkeys(self.pools, 0)
-        try:
-            return self._draw(weights, masks, tokens, titles=titles, xlabel=xlabel, ylabel=ylabel,
-                              suptitle=suptitle, footnote=footnote, warning=warning, muted=muted,
-                              annotate=annotate, font_scale=font_scale)
-        finally:
-            for kind, pool in self.pools.items():
-                for artist in pool[self.used[kind]:]:
-                    artist.set_visible(False)
+        return self.ax.add_patch(Rectangle((x, y), width, height, fill=False, lw=0.5, ec="#888888"))
 
     def _draw(self, weights, masks, tokens, *, titles, xlabel, ylabel, suptitle, footnote, warning, muted,
               annotate, font_scale) -> bool:
@@ -192,6 +144,17 @@ class HeatmapCanvas:
             self.text(x + width + 0.3 * fontsize * px, y + (1 - v) * height, f"{v:g}", va="center", fontsize=fontsize)
 
 
-def heatmap_grid(fig: Figure, weights, masks, tokens: Sequence[str], **kwargs) -> bool:
-    """Draw an R x C grid of heatmaps into the empty ``fig`` (see ``HeatmapCanvas.draw``)."""
-    return HeatmapCanvas(fig).draw(weights, masks, tokens, **kwargs)
+def heatmap_grid(fig: Figure, weights, masks, tokens: Sequence[str], *, titles: Sequence[str], xlabel: str,
+                 ylabel: str | Sequence[str], suptitle: str = "", footnote: str = "", warning: str = "",
+                 muted: Sequence[bool] | None = None, annotate: bool = False, font_scale: float = 1.0) -> bool:
+    """Draw ``weights`` (R, C, T, T) as an R x C grid of heatmaps into the empty ``fig``.
+
+    ``masks`` (bool, True = may attend) broadcasts to the weights; masked cells get MASKED_COLOR.
+    ``titles`` has R * C panel titles; ``ylabel`` is one string or one per row of panels.
+    ``footnote`` and ``warning`` (red) are one line each under the grid. ``muted`` marks
+    tokens (e.g. padding) whose labels are grey. Returns whether the values were written
+    in the cells (False when ``annotate`` but the cells are too small for them).
+    """
+    return _Grid(fig)._draw(weights, masks, tokens, titles=titles, xlabel=xlabel, ylabel=ylabel,
+                            suptitle=suptitle, footnote=footnote, warning=warning, muted=muted,
+                            annotate=annotate, font_scale=font_scale)

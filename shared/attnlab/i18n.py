@@ -1,10 +1,13 @@
-"""A small message catalog: everything the package prints or shows, in vi, zh and en.
+"""A small message catalog: everything the package prints or shows, in every language of
+``attnlab.languages`` (vi, zh, en).
 
 The words live in data files, ``attnlab/messages/<domain>.json``, one object per file:
-``{"key": {"vi": "...", "zh": "...", "en": "..."}}`` (the three languages side by side).
+``{"key": {"vi": "...", "zh": "...", "en": "..."}}`` (the languages side by side).
 They are loaded when this module is imported. ``t(key, **fields)`` formats one message in
-the current language (``set_language``) or an explicit ``lang=``. ``register({...})`` adds
-entries from code (kept for tests and for code not yet moved to a data file).
+the current language (``set_language``) or an explicit ``lang=``; a message that lacks that
+language is shown in ``FALLBACK`` (English), so a new language can be added one file at a time
+(``missing()`` lists what is left; the course languages must have everything, tests/test_i18n.py).
+``register({...})`` adds entries from code (the tests use it).
 """
 from __future__ import annotations
 
@@ -13,13 +16,14 @@ import numbers
 import string
 from pathlib import Path
 
-LANGUAGES = ("vi", "zh", "en")
-_current = "en"
+from .languages import COURSE_LANGUAGES, FALLBACK, LANGUAGES  # noqa: F401  (re-exported)
+
+_current = FALLBACK
 CATALOG: dict[str, dict[str, str]] = {}
 
 
 def set_language(lang: str) -> None:
-    """Choose the language of printed messages and figure titles: 'vi', 'zh' or 'en'."""
+    """Choose the language of printed messages and figure titles: one of ``LANGUAGES``."""
     global _current
     _current = _normalize(lang)
 
@@ -38,12 +42,16 @@ def _normalize(lang: str | None) -> str:
 
 
 def register(entries: dict[str, dict[str, str]]) -> None:
-    """Add messages; each key needs a text for every language, with the same {fields}."""
+    """Add messages; each key needs a text in ``FALLBACK`` (English), and the same {fields} in
+    every language it has; a language it lacks falls back to English (``missing()`` lists them)."""
     for key, texts in entries.items():
-        missing = [lang for lang in LANGUAGES if lang not in texts]
-        if missing:
-            raise ValueError(f"message {key!r} lacks {', '.join(missing)}")
-        fields = {lang: _fields(texts[lang]) for lang in LANGUAGES}
+        if FALLBACK not in texts:
+            raise ValueError(f"message {key!r} lacks {FALLBACK}, the language every message falls back to")
+        unknown = [lang for lang in texts if lang not in LANGUAGES]
+        if unknown:
+            raise ValueError(f"message {key!r} has unknown languages {', '.join(unknown)} "
+                             f"(the languages are in attnlab/data/languages.json)")
+        fields = {lang: _fields(text) for lang, text in texts.items()}
         if len({frozenset(f) for f in fields.values()}) != 1:
             raise ValueError(f"message {key!r} uses different fields per language: {fields}")
         if key in CATALOG and CATALOG[key] != texts:
@@ -105,6 +113,12 @@ def load_message_files(directory: Path = MESSAGES_DIR) -> list[Path]:
     return files
 
 
+def missing(languages=LANGUAGES) -> dict[str, list[str]]:
+    """{language: the keys it has no text for (shown in English)}, languages with gaps only."""
+    gaps = {lang: sorted(k for k, texts in CATALOG.items() if lang not in texts) for lang in languages}
+    return {lang: keys for lang, keys in gaps.items() if keys}
+
+
 def t(key: str, lang: str | None = None, **fields) -> str:
     """The message ``key`` in ``lang`` (default: the current language), formatted with ``fields``;
     number fields follow the language's convention (vi: {n:,} -> 124.439.808, {x:.4f} -> 3,9485)."""
@@ -113,7 +127,7 @@ def t(key: str, lang: str | None = None, **fields) -> str:
     except KeyError:
         raise KeyError(f"no message {key!r} in the catalog") from None
     lang = _normalize(lang)
-    return _Formatter(lang).format(texts[lang], **fields)
+    return _Formatter(lang).format(texts.get(lang, texts[FALLBACK]), **fields)
 
 
 load_message_files()

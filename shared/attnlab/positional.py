@@ -27,20 +27,25 @@ def sinusoidal_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.f
 
 
 class PositionalEncoding(nn.Module):
-    """Adds the sinusoidal table to token embeddings: x (B, T, D) -> x + PE[:T]."""
+    """Adds the sinusoidal table to token embeddings: x (B, T, D) -> x + PE[:T].
+
+    ``offset``: the position of x's first token (decoding with a KV cache feeds position t
+    alone: ``pos(x, offset=t)`` adds PE[t : t + T])."""
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0):
         super().__init__()
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         check_tensor("x", x, ndim=3)
         check_float("x", x)
         max_len, d_model = self.pe.shape
         if x.shape[-1] != d_model:
             raise ValueError(f"x has shape {shape(x)} but the encoding has d_model={d_model}")
-        if x.shape[1] > max_len:
-            raise ValueError(f"sequence length {x.shape[1]} is longer than the table (max_len={max_len}); "
+        end = offset + x.shape[1]
+        if end > max_len:
+            raise ValueError(f"sequence length {x.shape[1]}{f' from position {offset}' if offset else ''} "
+                             f"is longer than the table (max_len={max_len}); "
                              f"build PositionalEncoding with a larger max_len")
-        return self.dropout(x + self.pe[: x.shape[1]].to(x.dtype))
+        return self.dropout(x + self.pe[offset:end].to(x.dtype))

@@ -36,8 +36,7 @@ from pygments.util import ClassNotFound
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-LANGS = ("vi", "zh")
-HTML_LANG = {"vi": "vi", "zh": "zh-Hans", "en": "en"}
+from attnlab.languages import COURSE_LANGUAGES as LANGS, HTML_LANG  # noqa: E402  (the one source)
 FONT_FAMILY = "Noto Sans SC AttnLab"
 FONT_SOURCE = ROOT / "shared" / "attnlab" / "fonts" / "NotoSansSC-AttnLab-Subset.ttf"
 FONT_LICENSE = ROOT / "shared" / "attnlab" / "fonts" / "OFL.txt"

@@ -25,6 +25,7 @@ import torch
 from ..attention import scaled_dot_product_attention
 from ..fonts import unsupported_chars
 from ..i18n import t
+from ..languages import COURSE_LANGUAGES
 from ..masks import causal_mask, padding_mask
 from ..multihead import MultiHeadAttention
 from ..text import is_cjk, tokenize
@@ -233,7 +234,7 @@ def _translator_status() -> str | None:
                 return f"attnlab.translator has no {name}()"
         where = getattr(translator, "checkpoint_path", None)
         if callable(where):
-            missing = [lang for lang in ("vi", "zh") if not pathlib.Path(where(lang)).is_file()]
+            missing = [lang for lang in COURSE_LANGUAGES if not pathlib.Path(where(lang)).is_file()]
             if missing:
                 return f"no translator checkpoint for {', '.join(missing)}"
     except Exception as err:  # a broken module: no translator choice, never a traceback

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..i18n import t
+from ..languages import HTML_LANG
 from ..style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, WEIGHT_CMAP
 
 WIDTH = 1000.0                          # viewBox width; everything scales with the output's width
@@ -154,7 +155,7 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
 
     out = [f'<svg id="{uid}" class="attnlab-svg" xmlns="http://www.w3.org/2000/svg" '
            f'viewBox="0 0 {_f(WIDTH)} {_f(L.height)}" width="100%" preserveAspectRatio="xMinYMin meet" '
-           f'lang="{ {"vi": "vi", "zh": "zh-Hans", "en": "en"}[lang] }" role="img" '
+           f'lang="{HTML_LANG[lang]}" role="img" '
            f'aria-label="{esc(t("plot.weights", lang))}" font-size="{_f(tick)}" fill="{TEXT_COLOR}">',
            f"<style>#{uid} .row > text.t {{ font-size: {_f(tip_fs)}px; }} "
            f"#{uid} .row > rect {{ width: {_f(cell)}px; height: {_f(cell)}px; }} "
@@ -227,5 +228,5 @@ def legend_html(lang: str) -> str:
 
 def figure_html(svg: str, title: str, lang: str) -> str:
     """The heatmap as the explorer shows it: title, SVG, legend."""
-    return (f'<div class="attnlab-fig" lang="{ {"vi": "vi", "zh": "zh-Hans", "en": "en"}[lang] }">'
+    return (f'<div class="attnlab-fig" lang="{HTML_LANG[lang]}">'
             f'<div class="attnlab-title">{html.escape(title)}</div>{svg}{legend_html(lang)}</div>')
