@@ -268,4 +268,4 @@ def test_setup_cell_says_what_failed_when_pip_cannot_install(tmp_path):
     r = run([str(python), "-c", setup_cell()], cwd=work, env=env)
     assert r.returncode != 0
     last = r.stderr.strip().splitlines()[-1]
-    assert last == f"pip could not install {DISTRIBUTION}=={VERSION}: see 'Install' in the course README", r.stderr
+    assert last == f"pip could not install {DISTRIBUTION}=={VERSION}: see “Install with pip” in the course README", r.stderr

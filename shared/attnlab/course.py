@@ -54,7 +54,7 @@ if importlib.util.find_spec("attnlab") is None:
     else:
         source = f"git+{{COURSE_REPO}}" if "google.colab" in sys.modules else COURSE_PACKAGE
         if subprocess.run([sys.executable, "-m", "pip", "install", "-q", source]).returncode != 0:
-            raise SystemExit(f"pip could not install {{source}}: see 'Install' in the course README")
+            raise SystemExit(f"pip could not install {{source}}: see “Install with pip” in the course README")
         importlib.invalidate_caches()
 
 import attnlab
