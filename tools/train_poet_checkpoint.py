@@ -24,8 +24,22 @@ import torch
 from attnlab import poet
 from attnlab.poet import recipe
 
-STEPS = {"vi": 600, "zh": 360}
+STEPS = {"vi": 1200, "zh": 360}
 LADDER_STEPS = {"vi": 200, "zh": 120}
+
+
+def measure_ladder(lang: str, corpus, steps: int) -> dict[str, float]:
+    """The validation loss of each rung: the counted bigram, then each network trained ``steps`` steps."""
+    ladder = {"bigram_counted": poet.bigram_loss(corpus.train_ids, corpus.val_ids, len(corpus.vocab))}
+    print(f"[{lang}] bigram_counted: validation loss {ladder['bigram_counted']:.4f}", flush=True)
+    for rung in poet.LADDER:
+        start = time.perf_counter()
+        model = poet.new_model(corpus, rung=rung)
+        poet.train(model, corpus, steps=steps)
+        ladder[rung] = poet.validation_loss(model, corpus)
+        print(f"[{lang}] {rung}: {steps} steps in {time.perf_counter() - start:.0f} s, "
+              f"validation loss {ladder[rung]:.4f}", flush=True)
+    return ladder
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +48,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--ladder-steps", type=int, default=None)
     parser.add_argument("--out", type=pathlib.Path, default=None)
+    parser.add_argument("--ladder-from", type=pathlib.Path, default=None,
+                        help="take the ladder from this checkpoint (measured by this tool, same recipe) "
+                             "instead of measuring it again")
     args = parser.parse_args(argv)
     lang, steps = args.lang, args.steps or STEPS[args.lang]
     ladder_steps = args.ladder_steps or LADDER_STEPS[lang]
@@ -41,15 +58,12 @@ def main(argv: list[str]) -> int:
     corpus = poet.load_corpus(lang)
     torch.set_num_threads(1)
 
-    ladder = {"bigram_counted": poet.bigram_loss(corpus.train_ids, corpus.val_ids, len(corpus.vocab))}
-    print(f"[{lang}] bigram_counted: validation loss {ladder['bigram_counted']:.4f}", flush=True)
-    for rung in poet.LADDER:
-        start = time.perf_counter()
-        model = poet.new_model(corpus, rung=rung)
-        poet.train(model, corpus, steps=ladder_steps)
-        ladder[rung] = poet.validation_loss(model, corpus)
-        print(f"[{lang}] {rung}: {ladder_steps} steps in {time.perf_counter() - start:.0f} s, "
-              f"validation loss {ladder[rung]:.4f}", flush=True)
+    if args.ladder_from is not None:
+        old = torch.load(args.ladder_from, map_location="cpu", weights_only=True)
+        ladder, ladder_steps = old["ladder"], old["ladder_recipe"]["steps"]
+        print(f"[{lang}] ladder from {args.ladder_from}: {ladder}", flush=True)
+    else:
+        ladder = measure_ladder(lang, corpus, ladder_steps)
 
     start = time.perf_counter()
     model = poet.new_model(corpus)

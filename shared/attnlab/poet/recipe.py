@@ -65,9 +65,11 @@ def train(model: PoetGPT, corpus: Corpus, steps: int, batch_size: int = BATCH_SI
 
 @one_cpu_thread
 @torch.no_grad()
-def validation_loss(model: PoetGPT, corpus: Corpus, chunk: int = 64) -> float:
-    """Mean cross-entropy (nats per character) over every non-overlapping validation window."""
+def validation_loss(model: PoetGPT, corpus: Corpus, chunk: int = 64, limit: int | None = None) -> float:
+    """Mean cross-entropy (nats per character) over every non-overlapping validation window
+    (``limit``: over the first ``limit`` windows only)."""
     x, y = corpus.val_windows(model.config.context)
+    x, y = x[:limit], y[:limit]
     total = 0.0
     with eval_mode(model):
         for i in range(0, len(x), chunk):

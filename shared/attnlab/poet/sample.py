@@ -73,7 +73,8 @@ def generate(model, vocab: Vocab, prompt: str, length: int, temperature: float =
     context = model.config.context
     with cpu_threads(threads), eval_mode(model):
         for _ in range(length):
-            logits, _ = model(ids[:, -context:])                                  # (N, T, V)
-            probs = next_token_probs(logits[:, -1], temperature, top_k, top_p)    # (N, V)
+            x, _ = model.features(ids[:, -context:])                              # (N, T, D)
+            logits = x[:, -1] @ model.embed.weight.T                               # (N, V): the last position only
+            probs = next_token_probs(logits, temperature, top_k, top_p)           # (N, V)
             ids = torch.cat([ids, torch.multinomial(probs, 1, generator=generator)], dim=1)
     return [vocab.decode(row[start:]) for row in ids]
