@@ -324,9 +324,9 @@ class _Uniform(torch.nn.Module):
         return None, [w.expand(B, self.heads, T, T)] * self.layers
 
 
-@pytest.mark.parametrize("lang", poet.LANGS)
-def test_uniform_attention_measures_exactly_the_uniform_baseline(lang):
-    m = heads.attention_mass(_Uniform(), lang)
+@pytest.mark.parametrize("lang, relation", [("vi", heads.BREAK), ("vi", heads.RHYME), ("zh", heads.BREAK)])
+def test_uniform_attention_measures_exactly_the_uniform_baseline(lang, relation):
+    m = heads.attention_mass(_Uniform(), lang, *relation)
     assert m.mass.shape == (2, 3) and m.queries > 50
     torch.testing.assert_close(m.mass, torch.full((2, 3), m.uniform, dtype=m.mass.dtype))
     assert 0.005 < m.uniform < 0.3
@@ -343,6 +343,8 @@ def test_head_positions_point_at_the_rhyme_and_the_punctuation():
     zwin = heads.windows("zh", 64)[0]
     zq, zk = heads._positions(zwin.pairs[0], "zh", 1, 0)
     assert zwin.text[zk[0]] in "，。" and zwin.text[zq[0] - 1] == "\n"
+    qs, ks = heads._positions(pair, "vi", 1, 0)
+    assert [win.text[k] for k in ks] == [pair.lines[0][-1]] and win.text[qs[0]] == "\n"
     with pytest.raises(ValueError):
         heads.attention_mass(_Uniform(), "vi", 9, 6)
 
@@ -354,6 +356,6 @@ def test_best_head_of_the_checkpoint_and_its_controls(lang):
     m = heads.attention_mass(model, lang)
     assert float(m.mass.max()) == best.mass and best.uniform == m.uniform
     c = heads.controls(model, lang, best.layer, best.head)
-    q0, k0 = heads.RELATION[lang]
+    q0, k0 = heads.BREAK
     assert c["by_query"][q0] == pytest.approx(best.mass) and c["by_key"][k0] == pytest.approx(best.mass)
     assert all(0 <= v <= 1 for d in c.values() for v in d.values())

@@ -5,9 +5,9 @@
 - ``check_units(fn, lang)``: ``fn(line, lang) -> list[str]``: the syllables (vi) or characters
   (zh) of a verse line, punctuation left out (``attnlab.poet.verse.units``).
 - ``check_head(model, lang, answer)``: ``answer = (layer, head)`` counted from 1; right if that
-  head puts at least ``HEAD_SHARE`` of the best head's weight on the lesson's relation
-  (vi: from the 6th syllable of the 8-syllable line to the 6th of the line before; zh: from a
-  line's first character to the previous line's punctuation).
+  head puts at least ``HEAD_SHARE`` of the best head's weight on the line-break relation
+  (``attnlab.poet.heads.BREAK``: from the first syllable (vi) or character (zh) of a line to the
+  punctuation that ends the line before).
 - ``check_guess(guess, low, high)``: the predict-then-run question (ungraded: it says whether
   the guess matched the measurement).
 

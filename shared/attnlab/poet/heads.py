@@ -2,11 +2,14 @@
 
 vi: for each couplet of the validation text (a 6-syllable line, then an 8-syllable one), the
     **queries** are the positions that predict a character of syllable ``query`` of the
-    8-syllable line (the space before it and its characters but the last), the **keys** the
-    characters of syllable ``key`` of the 6-syllable line. The rhyme relation is query 6, key 6.
+    8-syllable line (the space or newline before it and its characters but the last), the
+    **keys** the characters of syllable ``key`` of the 6-syllable line (``key=0``: its final
+    punctuation). The rhyme relation ``RHYME`` is query 6, key 6.
 zh: for each line after the first of a validation poem, the query is the position of character
     ``query`` of the line, the key the position of character ``key`` of the line before
-    (``key=0``: its punctuation, ，or 。). The line-break relation is query 1, key 0.
+    (``key=0``: its punctuation, ，or 。).
+The line-break relation ``BREAK`` (both languages) is query 1, key 0: from the start of a line
+to the punctuation that ended the line before.
 
 ``attention_mass`` gives, for every (layer, head), the weight the queries put on the keys,
 averaged over all query positions, and the uniform baseline: the same if every query spread its
@@ -23,7 +26,8 @@ from .corpus import load_corpus
 from .verse import PUNCTUATION
 
 MAX_WINDOWS = 200          # couplets (vi) / poems (zh) of the validation text that are measured
-RELATION = {"vi": (6, 6), "zh": (1, 0)}       # (query, key) of the relation the lesson looks for
+RHYME = (6, 6)             # vi: (query, key) of the lục bát rhyme
+BREAK = (1, 0)             # both: from a line's first syllable / character to the previous line's punctuation
 
 
 def _spans(line: str) -> list[tuple[int, int]]:
@@ -82,7 +86,7 @@ def _positions(pair: Pair, lang: str, query: int, key: int) -> tuple[list[int], 
     a, b = pair.lines
     if lang == "vi":
         qs, qe = _spans(b)[query - 1]
-        ks, ke = _spans(a)[key - 1]
+        ks, ke = (len(a) - 1, len(a)) if key == 0 else _spans(a)[key - 1]     # key 0: the final punctuation
         return list(range(pair.second + qs - 1, pair.second + qe - 1)), list(range(pair.first + ks, pair.first + ke))
     k = len(a) - 1 if key == 0 else key - 1
     return [pair.second + query - 1], [pair.first + k]
@@ -90,8 +94,8 @@ def _positions(pair: Pair, lang: str, query: int, key: int) -> tuple[list[int], 
 
 def _check(lang: str, query: int, key: int) -> None:
     limits = {"vi": (8, 6), "zh": (5, 5)}[lang]
-    if not (1 <= query <= limits[0] and (0 if lang == "zh" else 1) <= key <= limits[1]):
-        raise ValueError(f"{lang}: query must be 1..{limits[0]} and key {'0' if lang == 'zh' else '1'}..{limits[1]}, "
+    if not (1 <= query <= limits[0] and 0 <= key <= limits[1]):
+        raise ValueError(f"{lang}: query must be 1..{limits[0]} and key 0..{limits[1]} (0: the punctuation), "
                          f"got query={query}, key={key}")
 
 
@@ -120,10 +124,10 @@ def attention_mass(model, lang: str, query: int | None = None, key: int | None =
                    weights=None) -> HeadMass:
     """Per (layer, head), the mean weight from query positions ``query`` to key positions ``key`` (see above).
 
-    The default is the lesson's relation, ``RELATION[lang]``. ``weights``: the result of
+    The default is the line-break relation ``BREAK``. ``weights``: the result of
     ``weights_on(model, lang)``, to measure several relations without running the model again.
     """
-    query, key = (RELATION[lang] if query is None and key is None else (query, key))
+    query, key = BREAK if query is None and key is None else (query, key)
     _check(lang, query, key)
     wins, w = weights if weights is not None else weights_on(model, lang)
     total, uniform, n = 0.0, 0.0, 0
@@ -144,20 +148,22 @@ class HeadScore(NamedTuple):
     uniform: float
 
 
-def best_head(model, lang: str) -> HeadScore:
-    """The (layer, head), counted from 1, with the most weight on the lesson's relation."""
-    m = attention_mass(model, lang)
+def best_head(model, lang: str, query: int = BREAK[0], key: int = BREAK[1], weights=None) -> HeadScore:
+    """The (layer, head), counted from 1, with the most weight from ``query`` to ``key`` (default: ``BREAK``)."""
+    m = attention_mass(model, lang, query, key, weights)
     best = int(m.mass.argmax())
     layer, head = divmod(best, m.mass.shape[1])
     return HeadScore(layer + 1, head + 1, float(m.mass.flatten()[best]), m.uniform)
 
 
-def controls(model, lang: str, layer: int, head: int) -> dict[str, dict[int, float]]:
-    """The head (1-based) on the other positions: ``by_query`` (same key, every query) and ``by_key``."""
-    q0, k0 = RELATION[lang]
+def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key: int = BREAK[1],
+             weights=None) -> dict[str, dict[int, float]]:
+    """The head (1-based) on the other positions: ``by_query`` (the same key, every query) and
+    ``by_key`` (the same query, every key; 0 is the punctuation)."""
+    q0, k0 = query, key
     queries = range(1, 9) if lang == "vi" else range(1, 6)
-    keys = range(1, 7) if lang == "vi" else range(0, 6)
-    w = weights_on(model, lang)
+    keys = range(0, 7) if lang == "vi" else range(0, 6)
+    w = weights if weights is not None else weights_on(model, lang)
     pick = lambda m: float(m.mass[layer - 1, head - 1])  # noqa: E731
     return {"by_query": {q: pick(attention_mass(model, lang, q, k0, w)) for q in queries},
             "by_key": {k: pick(attention_mass(model, lang, q0, k, w)) for k in keys}}
