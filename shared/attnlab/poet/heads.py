@@ -159,11 +159,15 @@ def best_head(model, lang: str, query: int = BREAK[0], key: int = BREAK[1], weig
 def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key: int = BREAK[1],
              weights=None) -> dict[str, dict[int, float]]:
     """The head (1-based) on the other positions: ``by_query`` (the same key, every query) and
-    ``by_key`` (the same query, every key; 0 is the punctuation)."""
+    ``by_key`` (the same query, every key; 0 is the punctuation), with the uniform baseline of each."""
     q0, k0 = query, key
     queries = range(1, 9) if lang == "vi" else range(1, 6)
     keys = range(0, 7) if lang == "vi" else range(0, 6)
     w = weights if weights is not None else weights_on(model, lang)
+    by_query = {q: attention_mass(model, lang, q, k0, w) for q in queries}
+    by_key = {k: attention_mass(model, lang, q0, k, w) for k in keys}
     pick = lambda m: float(m.mass[layer - 1, head - 1])  # noqa: E731
-    return {"by_query": {q: pick(attention_mass(model, lang, q, k0, w)) for q in queries},
-            "by_key": {k: pick(attention_mass(model, lang, q0, k, w)) for k in keys}}
+    return {"by_query": {q: pick(m) for q, m in by_query.items()},
+            "by_key": {k: pick(m) for k, m in by_key.items()},
+            "uniform_by_query": {q: m.uniform for q, m in by_query.items()},
+            "uniform_by_key": {k: m.uniform for k, m in by_key.items()}}
