@@ -68,16 +68,17 @@ def test_head_accepts_the_computed_answer(lang_model, capsys):
 
 @pytest.fixture
 def fake_mass(monkeypatch):
-    mass = torch.tensor([[0.05, 0.30, 0.10], [0.26, 0.02, 0.01]])
+    mass = torch.tensor([[0.05, 0.30, 0.10], [0.26, 0.02, 0.01], [0.01, 0.01, 0.29]])
     monkeypatch.setattr(l10.heads, "attention_mass",
                         lambda model, lang, *a, **k: l10.heads.HeadMass(mass, 0.04, 100))
 
 
 @pytest.mark.parametrize("answer, key", [
     ((1, 2), "l10.ok.head"), ((2, 1), "l10.ok.head"),             # 0.26 >= 0.8 * 0.30
-    ((1, 3), "l10.hint.head_weak"), ((2, 3), "l10.hint.head_weak"),
+    ((1, 3), "l10.hint.head_weak"), ((2, 3), "l10.hint.head_weak"), ((3, 3), "l10.ok.head"),
+    ((2, 2), "l10.hint.head_zero_based"),                        # (3, 3) counted from 0
     ((0, 1), "l10.hint.head_zero_based"), ((1, 0), "l10.hint.head_zero_based"),
-    ((0, 0), "l10.hint.head_range"), ((3, 1), "l10.hint.head_range"), ((1, 4), "l10.hint.head_range"),
+    ((0, 0), "l10.hint.head_range"), ((4, 1), "l10.hint.head_range"), ((1, 4), "l10.hint.head_range"),
     ("1, 2", "l10.hint.head_format"), ((1,), "l10.hint.head_format"), ((True, 2), "l10.hint.head_format"),
 ])
 def test_head_branches(answer, key, fake_mass, capsys):

@@ -359,3 +359,12 @@ def test_best_head_of_the_checkpoint_and_its_controls(lang):
     q0, k0 = heads.BREAK
     assert c["by_query"][q0] == pytest.approx(best.mass) and c["by_key"][k0] == pytest.approx(best.mass)
     assert all(0 <= v <= 1 for d in c.values() for v in d.values())
+
+
+def test_attention_for_a_verse():
+    model = poet.load_pretrained("vi")
+    tokens, weights = heads.attention_for(model, "vi", "Trăm năm trong cõi người ta,\nChữ tài")
+    assert "".join(tokens) == "Trăm năm trong cõi người ta,\nChữ tài"
+    assert len(weights) == 4 and weights[0].shape == (4, len(tokens), len(tokens))
+    torch.testing.assert_close(weights[1].sum(-1), torch.ones(4, len(tokens)))
+    assert (weights[2].triu(1) == 0).all()

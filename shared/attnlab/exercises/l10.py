@@ -161,6 +161,8 @@ def _diagnose_head(model, lang, answer):
     fields = {"layer": layer, "head": head, "mass": round(mass, 3), "uniform": round(m.uniform, 3)}
     if good(layer, head):
         return True, "l10.ok.head", fields
+    if good(layer + 1, head + 1):                 # a strong head, counted from 0
+        return False, "l10.hint.head_zero_based", {}
     return False, "l10.hint.head_weak", fields
 
 

@@ -171,3 +171,14 @@ def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key
             "by_key": {k: pick(m) for k, m in by_key.items()},
             "uniform_by_query": {q: m.uniform for q, m in by_query.items()},
             "uniform_by_key": {k: m.uniform for k, m in by_key.items()}}
+
+
+@one_cpu_thread
+@torch.no_grad()
+def attention_for(model, lang: str, text: str) -> tuple[list[str], list[torch.Tensor]]:
+    """For an explorer: ``(characters, [weights (H, T, T) per layer])`` for one verse of at most
+    ``context`` characters (the same shape of answer as ``attnlab.tiny.attention_for``)."""
+    ids = torch.tensor([load_corpus(lang).vocab.encode(text)])
+    with eval_mode(model):
+        _, weights = model.features(ids, need_weights=True)
+    return list(load_corpus(lang).vocab.decode(ids[0])), [w[0] for w in weights]
