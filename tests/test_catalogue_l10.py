@@ -20,8 +20,7 @@ def _run(entry, source, lang):
     exec(compile(source, f"<{entry['key']}>", "exec"), ns)
     module, name = entry["evaluate"].split(":")
     evaluate = getattr(importlib.import_module(module), name)
-    ui = {"ui_lang": "en"} if "lang" in entry["call"] else {"lang": "en"}     # lang = the corpus, when taken
-    return evaluate(*(ns[a] for a in entry["call"]), **ui)
+    return evaluate(*(ns[a] for a in entry["call"]), lang="en")
 
 
 CASES = [(e, w, lang) for e in EXERCISES for w in e["wrong"] for lang in w.get("langs", e["langs"])]

@@ -6,5 +6,5 @@ right, or a hint on the typical mistake, never the solution); it returns None. I
 None while the exercise is not done yet) without printing. The words are in
 ``attnlab/messages/l0N.json``.
 """
-from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08  # noqa: F401
+from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08, l10  # noqa: F401
 from ._common import Feedback  # noqa: F401

@@ -128,12 +128,13 @@ def _diagnose_units(fn, lang):
     return True, "l10.ok.units", {}
 
 
-def evaluate_units(fn, lang: str, ui_lang: str | None = None) -> Feedback:
-    """``fn(line, lang) -> list[str]``: the units of a verse line in the corpus language ``lang``."""
+def evaluate_units(fn, corpus_lang: str, lang: str | None = None) -> Feedback:
+    """``fn(line, corpus_lang) -> list[str]``: the units of a verse line of the corpus ``corpus_lang``
+    ('vi' or 'zh'); ``lang``: the language of the feedback (default: the current one)."""
     def check():
-        ok, key, fields = _diagnose_units(fn, lang)
-        return ok, t(key, ui_lang, **fields)
-    return evaluate("l10.ex.units", check, ui_lang)
+        ok, key, fields = _diagnose_units(fn, corpus_lang)
+        return ok, t(key, lang, **fields)
+    return evaluate("l10.ex.units", check, lang)
 
 check_units = printing(evaluate_units)
 
@@ -166,12 +167,13 @@ def _diagnose_head(model, lang, answer):
     return False, "l10.hint.head_weak", fields
 
 
-def evaluate_head(model, lang: str, answer, ui_lang: str | None = None) -> Feedback:
-    """``answer = (layer, head)``, counted from 1: a head that looks at the rhyme / the line break."""
+def evaluate_head(model, corpus_lang: str, answer, lang: str | None = None) -> Feedback:
+    """``answer = (layer, head)``, counted from 1: a head that looks at the previous line's
+    punctuation (``heads.BREAK``) in the model of the corpus ``corpus_lang``."""
     def check():
-        ok, key, fields = _diagnose_head(model, lang, answer)
-        return ok, t(key, ui_lang, **fields)
-    return evaluate("l10.ex.head", check, ui_lang)
+        ok, key, fields = _diagnose_head(model, corpus_lang, answer)
+        return ok, t(key, lang, **fields)
+    return evaluate("l10.ex.head", check, lang)
 
 check_head = printing(evaluate_head)
 
