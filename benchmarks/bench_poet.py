@@ -6,9 +6,9 @@ Both models have the same sizes as the lesson's (``attnlab.poet.PoetConfig``: 4 
 d_model 64, 4 heads, d_ff 256, ReLU, learned positions, tied embeddings, context 64) and train
 on the same batches (32 windows of the corpus) with AdamW. The plain model computes q, k, v with
 one fused Linear and calls ``F.scaled_dot_product_attention(..., is_causal=True)``; the package's
-model goes through ``attnlab.TransformerBlock`` and ``attnlab.causal_mask``. Rounds alternate
-(package, plain, package, plain, ...) so that a busy machine slows both alike; each round times
-``--steps`` optimizer steps after one warm-up step. Prints tokens/s (median over rounds) and the
+model goes through ``attnlab.TransformerBlock`` and ``attnlab.causal_mask``. Steps alternate
+(package, plain, package, plain, ...) so that a busy machine slows both alike; after one warm-up
+step each, a round times ``--steps`` optimizer steps of each model. Prints tokens/s (median over rounds) and the
 ratio package / plain with PASS or MISS against the goal 0.95, in one run.
 """
 from __future__ import annotations
@@ -89,14 +89,18 @@ def main(argv: list[str]) -> int:
     data = [next(batches) for _ in range(args.steps + 1)]
     steps = {"package": step_fn(package, lambda m, x: m(x)[0]), "plain": step_fn(plain, lambda m, x: m(x))}
     rates: dict[str, list[float]] = {name: [] for name in steps}
-    tokens = args.steps * args.batch * config.context
+    tokens = args.batch * config.context
+    for step in steps.values():
+        step(*data[0])                                               # warm-up
     for _ in range(args.rounds):
-        for name, step in steps.items():
-            step(*data[0])                                           # warm-up
-            start = time.perf_counter()
-            for x, y in data[1:]:
+        spent = dict.fromkeys(steps, 0.0)
+        for x, y in data[1:]:                                        # one step of each, alternately
+            for name, step in steps.items():
+                start = time.perf_counter()
                 step(x, y)
-            rates[name].append(tokens / (time.perf_counter() - start))
+                spent[name] += time.perf_counter() - start
+        for name in steps:
+            rates[name].append(args.steps * tokens / spent[name])
     pkg, ref = statistics.median(rates["package"]), statistics.median(rates["plain"])
     ratio = pkg / ref
     print(f"lesson 10 GPT ({args.lang}: vocab {config.vocab_size}, {config.num_layers} blocks, d_model {config.d_model}, "
