@@ -40,6 +40,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "exercises": ("exercises", None),                      # attnlab.exercises.l05.check_...
     "numwords": ("numwords", None),                        # lesson 08: numbers in words
     "translator": ("translator", None),                    # lesson 08: the encoder-decoder
+    "poet": ("poet", None),                                # lesson 10: the verse GPT
 }
 
 

@@ -27,6 +27,7 @@ LESSONS = {
                              "zh": "数字转写：交叉注意力与 KV 缓存"},
     "09_capstone": {"vi": "Bài tập lớn: tự viết chú ý đa đầu và khối Transformer",
                     "zh": "综合练习：从零实现多头注意力与 Transformer 块"},
+    "10_poet_gpt": {"vi": "GPT làm thơ: lục bát từ Truyện Kiều", "zh": "会写诗的 GPT：唐代绝句与律诗"},
 }
 
 

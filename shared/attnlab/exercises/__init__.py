@@ -8,5 +8,5 @@ the verdict or hint) without printing. The words are in ``attnlab/messages/l0N.j
 shared machinery (running the student's code, the verdicts, the random state) in ``_common``.
 ``solutions/catalogue.py`` lists each exercise's reference and typical wrong solutions.
 """
-from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08  # noqa: F401
+from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08, l10  # noqa: F401
 from ._common import Feedback  # noqa: F401

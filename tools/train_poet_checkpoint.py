@@ -1,0 +1,94 @@
+"""Train lesson 10's verse GPT for one language, measure its loss ladder, save the package checkpoint.
+
+    nice -n 10 python tools/train_poet_checkpoint.py vi [--steps N] [--ladder-steps N] [--out PATH]
+    nice -n 10 python tools/train_poet_checkpoint.py zh
+
+On the CPU, one thread, fixed seeds: the same machine writes the same weights. Steps:
+
+1. The loss ladder (``attnlab.poet.LADDER``): the counted bigram (the best any bigram model can
+   do), then each network rung, from the trained bigram to the full GPT, trained with the same short recipe (``--ladder-steps`` steps, same batch, learning rate and seed), and
+   the validation loss of each measured here.
+2. The lesson's model (the last rung, the full GPT) trained ``--steps`` steps.
+3. The checkpoint: float16 weights, the config, the recipe, the validation loss measured on the
+   float16 weights as they load, and the ladder. ``attnlab.poet.load_pretrained(lang)`` reads it.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import torch
+
+from attnlab import poet
+from attnlab.poet import recipe
+
+STEPS = {"vi": 1200, "zh": 360}
+LADDER_STEPS = {"vi": 200, "zh": 120}
+
+
+def measure_ladder(lang: str, corpus, steps: int) -> dict[str, float]:
+    """The validation loss of each rung: the counted bigram, then each network trained ``steps`` steps."""
+    ladder = {"bigram_counted": poet.bigram_loss(corpus.train_ids, corpus.val_ids, len(corpus.vocab))}
+    print(f"[{lang}] bigram_counted: validation loss {ladder['bigram_counted']:.4f}", flush=True)
+    for rung in poet.LADDER:
+        start = time.perf_counter()
+        model = poet.new_model(corpus, rung=rung)
+        poet.train(model, corpus, steps=steps)
+        ladder[rung] = poet.validation_loss(model, corpus)
+        print(f"[{lang}] {rung}: {steps} steps in {time.perf_counter() - start:.0f} s, "
+              f"validation loss {ladder[rung]:.4f}", flush=True)
+    return ladder
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("lang", choices=poet.LANGS)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--ladder-steps", type=int, default=None)
+    parser.add_argument("--out", type=pathlib.Path, default=None)
+    parser.add_argument("--ladder-from", type=pathlib.Path, default=None,
+                        help="take the ladder from this checkpoint (measured by this tool, same recipe) "
+                             "instead of measuring it again")
+    args = parser.parse_args(argv)
+    lang, steps = args.lang, args.steps or STEPS[args.lang]
+    ladder_steps = args.ladder_steps or LADDER_STEPS[lang]
+    out = args.out or recipe.checkpoint_path(lang)
+    corpus = poet.load_corpus(lang)
+    torch.set_num_threads(1)
+
+    if args.ladder_from is not None:
+        old = torch.load(args.ladder_from, map_location="cpu", weights_only=True)
+        ladder, ladder_steps = old["ladder"], old["ladder_recipe"]["steps"]
+        print(f"[{lang}] ladder from {args.ladder_from}: {ladder}", flush=True)
+    else:
+        ladder = measure_ladder(lang, corpus, ladder_steps)
+
+    start = time.perf_counter()
+    model = poet.new_model(corpus)
+    history = poet.train(model, corpus, steps=steps)
+    took = time.perf_counter() - start
+    meta = {
+        "lang": lang,
+        "recipe": {"seed": recipe.SEED, "steps": steps, "batch_size": recipe.BATCH_SIZE, "lr": recipe.LR,
+                   "weight_decay": recipe.WEIGHT_DECAY, "warmup": max(1, steps // 10), "threads": 1,
+                   "torch": str(torch.__version__), "train_seconds": round(took, 1)},
+        "ladder": ladder,
+        "ladder_recipe": {"steps": ladder_steps, "batch_size": recipe.BATCH_SIZE, "lr": recipe.LR,
+                          "seed": recipe.SEED, "bigram_alpha": 0.1},
+        "train_loss_last50": sum(history[-50:]) / len(history[-50:]),
+    }
+    path = poet.save_checkpoint(model, out, **meta)
+    val = poet.validation_loss(poet.load_pretrained(lang, path), corpus)     # on the float16 weights
+    poet.save_checkpoint(model, out, val_loss=val, **meta)
+    print(f"[{lang}] model: {steps} steps in {took:.0f} s, validation loss {val:.4f} (float16 weights); "
+          f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
+    if path.stat().st_size >= 2 * 1024 * 1024:
+        print("checkpoint over 2 MB", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
