@@ -21,10 +21,9 @@ import unicodedata
 
 import torch
 
-from ..i18n import t
 from ..poet import heads, verse
 from ..poet.sample import next_token_probs
-from ._common import Feedback, NotDone, call_student, evaluate, printing
+from ._common import Feedback, NotDone, call_student, close, evaluate, printing
 
 HEAD_SHARE = 0.8
 
@@ -35,10 +34,6 @@ def _logit_cases() -> list[torch.Tensor]:
 
 
 SETTINGS = [(1.0, None), (0.5, None), (2.0, None), (1.0, 3), (0.7, 1), (1.5, 5)]
-
-
-def _close(a, b) -> bool:
-    return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-4)
 
 
 def _variants(logits, temperature, top_k):
@@ -73,11 +68,11 @@ def _diagnose_probs(fn):
             if tuple(got.shape) != tuple(logits.shape):
                 return False, "l10.hint.probs_shape", {"got": tuple(got.shape), "expected": tuple(logits.shape)}
             want = next_token_probs(logits, temperature, top_k)
-            if _close(got, want):
+            if close(got, want):
                 continue
             fields = {"temperature": temperature, "top_k": "None" if top_k is None else top_k}
             for key, variant in _variants(logits, temperature, top_k):
-                if _close(got, variant):
+                if close(got, variant):
                     return False, key, fields
             if (got < 0).any() or abs(float(got.sum()) - 1) > 1e-4:
                 return False, "l10.hint.not_normalised", fields
@@ -87,10 +82,7 @@ def _diagnose_probs(fn):
 
 def evaluate_probs(fn, lang: str | None = None) -> Feedback:
     """``fn(logits (V,), temperature, top_k) -> (V,)`` probabilities."""
-    def check():
-        ok, key, fields = _diagnose_probs(fn)
-        return ok, t(key, lang, **fields)
-    return evaluate("l10.ex.probs", check, lang)
+    return evaluate("l10.ex.probs", lambda: _diagnose_probs(fn), lang)
 
 check_probs = printing(evaluate_probs)
 
@@ -131,10 +123,7 @@ def _diagnose_units(fn, lang):
 def evaluate_units(fn, corpus_lang: str, lang: str | None = None) -> Feedback:
     """``fn(line, corpus_lang) -> list[str]``: the units of a verse line of the corpus ``corpus_lang``
     ('vi' or 'zh'); ``lang``: the language of the feedback (default: the current one)."""
-    def check():
-        ok, key, fields = _diagnose_units(fn, corpus_lang)
-        return ok, t(key, lang, **fields)
-    return evaluate("l10.ex.units", check, lang)
+    return evaluate("l10.ex.units", lambda: _diagnose_units(fn, corpus_lang), lang)
 
 check_units = printing(evaluate_units)
 
@@ -170,10 +159,7 @@ def _diagnose_head(model, lang, answer):
 def evaluate_head(model, corpus_lang: str, answer, lang: str | None = None) -> Feedback:
     """``answer = (layer, head)``, counted from 1: a head that looks at the previous line's
     punctuation (``heads.BREAK``) in the model of the corpus ``corpus_lang``."""
-    def check():
-        ok, key, fields = _diagnose_head(model, corpus_lang, answer)
-        return ok, t(key, lang, **fields)
-    return evaluate("l10.ex.head", check, lang)
+    return evaluate("l10.ex.head", lambda: _diagnose_head(model, corpus_lang, answer), lang)
 
 check_head = printing(evaluate_head)
 
@@ -186,10 +172,10 @@ def evaluate_guess(guess, low: float, high: float, lang: str | None = None) -> F
         if guess is None or guess is Ellipsis:
             raise NotDone
         if not isinstance(guess, bool):
-            return False, t("l10.hint.guess_format", lang, got=repr(guess))
+            return False, "l10.hint.guess_format", {"got": repr(guess)}
         fields = {"low": round(100 * low), "high": round(100 * high)}
-        return guess == (low > high), t("l10.ok.guess" if guess == (low > high) else "l10.hint.guess_other",
-                                        lang, **fields)
+        right = guess == (low > high)
+        return right, "l10.ok.guess" if right else "l10.hint.guess_other", fields
     return evaluate("l10.ex.guess", check, lang)
 
 check_guess = printing(evaluate_guess)
