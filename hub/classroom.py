@@ -191,7 +191,9 @@ class Student:
         return Kernel(self, s["id"], s["kernel"]["id"])
 
     def run_notebook(self, path: str, cell_timeout: float = 600, save: bool = True) -> dict:
-        """Open, run every code cell top to bottom, save. {'seconds', 'cells', 'error'}"""
+        """Open, run every code cell top to bottom, save.
+
+        Returns {'seconds', 'cells' (code cells run), 'error' (None or a message), 'notebook'}."""
         nb = self.read_notebook(path)
         t0 = time.monotonic()
         error, ran = None, 0
@@ -212,7 +214,7 @@ class Student:
         seconds = time.monotonic() - t0
         if save:
             self.save_notebook(path, nb)
-        return {"seconds": seconds, "cells": ran, "error": error}
+        return {"seconds": seconds, "cells": ran, "error": error, "notebook": nb}
 
 
 class Kernel:
