@@ -27,6 +27,7 @@ def _secret(name, length):
     if not path.exists():
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(length), encoding="utf-8")
+        print(f"[attnlab hub] {name}: a new one in {path}", file=sys.stderr)
     return path.read_text(encoding="utf-8").strip()
 
 
