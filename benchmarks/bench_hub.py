@@ -5,7 +5,8 @@
 Starts hub/jupyterhub_config.py on loopback (hub/classroom.py), adds N students, and at one
 moment each of them logs in, starts their server, opens lesson 01 and runs it top to bottom
 through their kernel (REST API + kernel websocket), saves it, then does the same with lesson 07
-(training). Meanwhile /proc is read every second: each student's server + kernels (RSS, and PSS,
+(training). Each kernel also reports the CPU seconds it used (getrusage), the figure that does
+not depend on how loaded the machine is. Meanwhile /proc is read every second: each student's server + kernels (RSS, and PSS,
 which splits the pages that processes share, such as torch's libraries, among them), the hub's
 own processes, the machine's available memory. Prints spawn times, lesson times, peak memory
 per student and in all, failures; then checks that every saved notebook reads back intact.
@@ -176,10 +177,15 @@ def report(a, names, lessons, results, monitor, broken, wall, load0, load1, base
         rows = [v for (n, ph), v in monitor.peak.items() if ph == lesson]
         if lesson != "spawn":
             secs = [r["lessons"][lesson]["seconds"] for r in results.values() if lesson in r["lessons"]]
+            cpus = [r["lessons"][lesson]["cpu_s"] for r in results.values()
+                    if r["lessons"].get(lesson, {}).get("cpu_s") is not None]
             out["lessons_s"][lesson] = {"median": statistics.median(secs) if secs else None,
-                                        "p95": pct(secs, 0.95), "max": max(secs, default=None)}
+                                        "p95": pct(secs, 0.95), "max": max(secs, default=None),
+                                        "cpu_median": statistics.median(cpus) if cpus else None}
             print(f"lesson {lesson}: median {out['lessons_s'][lesson]['median'] or float('nan'):.0f} s, "
-                  f"p95 {pct(secs, 0.95):.0f} s, max {max(secs, default=float('nan')):.0f} s", end="; ")
+                  f"p95 {pct(secs, 0.95):.0f} s, max {max(secs, default=float('nan')):.0f} s, "
+                  f"kernel CPU median {out['lessons_s'][lesson]['cpu_median'] or float('nan'):.1f} s",
+                  end="; ")
         else:
             print("while spawning", end=": ")
         if rows:

@@ -26,6 +26,8 @@ import websocket
 HUB_DIR = pathlib.Path(__file__).resolve().parent
 CONFIG = HUB_DIR / "jupyterhub_config.py"
 ADMIN = "instructor"
+_CPU_SECONDS = ("import resource as _r; _u = _r.getrusage(_r.RUSAGE_SELF); "
+                "print(_u.ru_utime + _u.ru_stime); del _r, _u")
 
 
 def free_port() -> int:
@@ -193,10 +195,11 @@ class Student:
     def run_notebook(self, path: str, cell_timeout: float = 600, save: bool = True) -> dict:
         """Open, run every code cell top to bottom, save.
 
-        Returns {'seconds', 'cells' (code cells run), 'error' (None or a message), 'notebook'}."""
+        Returns {'seconds', 'cells' (code cells run), 'error' (None or a message), 'notebook',
+        'cpu_s' (CPU seconds the kernel used, from its own getrusage; None if it could not say)}."""
         nb = self.read_notebook(path)
         t0 = time.monotonic()
-        error, ran = None, 0
+        error, ran, cpu = None, 0, None
         kernel = self.open_kernel(path)
         try:
             for cell in nb.cells:
@@ -207,14 +210,17 @@ class Student:
                 if reply.get("status") != "ok":
                     error = f"cell {ran}: {reply.get('ename')}: {reply.get('evalue')}"
                     break
+            seconds = time.monotonic() - t0
+            outputs, _ = kernel.execute(_CPU_SECONDS, cell_timeout)
+            cpu = float(outputs[0]["text"]) if outputs and outputs[0].get("text") else None
         except Exception as err:   # a timeout or a closed websocket: a message, never a hang
-            error = f"cell {ran + 1}: {type(err).__name__}: {err}"
+            error = error or f"cell {ran + 1}: {type(err).__name__}: {err}"
+            seconds = time.monotonic() - t0
         finally:
             kernel.close()
-        seconds = time.monotonic() - t0
         if save:
             self.save_notebook(path, nb)
-        return {"seconds": seconds, "cells": ran, "error": error, "notebook": nb}
+        return {"seconds": seconds, "cells": ran, "error": error, "notebook": nb, "cpu_s": cpu}
 
 
 class Kernel:

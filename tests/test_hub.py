@@ -2,8 +2,8 @@
 
 One hub for the module, on free loopback ports, in a temporary state folder, with short culling
 times. The tests run in order, as a lab session would: the instructor adds the class, students
-log in, each runs a lesson cell in their own kernel, the course is updated under an edited
-notebook, the instructor stops a server, the culler stops the last idle one. The fixture stops
+log in, each runs a lesson cell in their own kernel, the instructor stops a server, the course
+is updated under an edited notebook, the culler stops the last idle server. The fixture stops
 the hub and checks that no process it started is left.
 """
 from __future__ import annotations
@@ -120,6 +120,16 @@ def test_each_student_has_jupyterlab_in_their_language(hub, students):
         assert r.json()["settings"]["locale"] == locale
 
 
+def test_instructor_lists_and_stops_servers(hub, students):
+    listed = admin_cli(hub, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(line.split("\t")[0] for line in listed.stdout.splitlines()) == ["an", "binh"]
+    stopped = admin_cli(hub, "stop", "binh")
+    assert stopped.returncode == 0, stopped.stderr
+    classroom.wait_for("binh's server stopping", lambda: not students["binh"].running(), 120)
+    assert students["an"].running()
+
+
 def test_an_edited_lesson_survives_a_course_update(hub, students, tmp_path):
     an = students["an"]
     path = LESSON["an"]
@@ -151,16 +161,6 @@ def test_an_edited_lesson_survives_a_course_update(hub, students, tmp_path):
     assert an.read_notebook("attnlab-course/lessons_vi/10_new_lesson.ipynb").cells[0].source == "# Bài 10"
     assert an.read_notebook("attnlab-course/lessons_vi/02_multi_head_attention.ipynb"
                             ).cells[0].source.endswith("Cập nhật: thêm một ví dụ.")
-
-
-def test_instructor_lists_and_stops_servers(hub, students):
-    listed = admin_cli(hub, "list")
-    assert listed.returncode == 0, listed.stderr
-    assert sorted(line.split("\t")[0] for line in listed.stdout.splitlines()) == ["an", "binh"]
-    stopped = admin_cli(hub, "stop", "binh")
-    assert stopped.returncode == 0, stopped.stderr
-    classroom.wait_for("binh's server stopping", lambda: not students["binh"].running(), 120)
-    assert students["an"].running()
 
 
 def test_the_culler_stops_an_idle_server(hub, students):
