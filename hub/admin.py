@@ -86,7 +86,14 @@ def main(argv=None) -> int:
         print("admin.py: set JUPYTERHUB_API_TOKEN (the hub's /hub/token page, as the instructor)",
               file=sys.stderr)
         return 2
-    hub = HubAdmin(a.hub, token)
+    try:
+        return run(HubAdmin(a.hub, token), a)
+    except (RuntimeError, ValueError, OSError, requests.RequestException) as err:
+        print(f"admin.py: {err}", file=sys.stderr)
+        return 1
+
+
+def run(hub: HubAdmin, a) -> int:
     if a.cmd == "add":
         names = read_names(a.file)
         new = hub.add_users(names, a.group)

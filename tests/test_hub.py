@@ -73,6 +73,10 @@ def test_instructor_adds_the_class_in_bulk(hub, tmp_path):
     assert users["an"]["groups"] == ["course-vi"] and users["binh"]["groups"] == ["course-zh"]
     again = admin_cli(hub, "add", str(tmp_path / "course-vi.txt"), "--group", "course-vi")
     assert again.stdout.startswith("0 new of 2 listed"), again.stdout
+    env = dict(os.environ, JUPYTERHUB_API_TOKEN="not-a-token")
+    refused = subprocess.run([sys.executable, str(HUB / "admin.py"), "--hub", hub.url, "list"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and refused.stderr.startswith("admin.py: GET /users: HTTP 403")
 
 
 def test_only_listed_students_with_the_password_get_in(hub, students):
