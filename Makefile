@@ -14,6 +14,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 W7     := .venv-w7
+HUB_PROXY := hub/node_modules/.installed-stamp   # configurable-http-proxy (npm), for the hub
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
@@ -37,7 +38,7 @@ SERVER_CONNECTION := attnlab_server.NoDelayKernelConnection
 lab: setup
 	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION)
 
-test: setup $(W7)/.installed-stamp     ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+test: setup $(W7)/.installed-stamp $(HUB_PROXY)    ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
@@ -71,5 +72,21 @@ dist: setup                    ## the sdist and the wheel of the course package 
 	$(BIN)/python -m build --no-isolation --outdir dist .
 	$(BIN)/python -m twine check --strict dist/*
 
+# ---- the course's JupyterHub on this machine (docs/hub.md): configurable-http-proxy from npm
+# into hub/node_modules (npm ci: exactly hub/package-lock.json), then the hub on 127.0.0.1:8000.
+$(HUB_PROXY): hub/package.json hub/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: the hub needs Node.js 20+ and npm (apt install nodejs npm)" >&2; exit 1; }
+	cd hub && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: hub hub-proxy hub-publish
+hub-proxy: $(HUB_PROXY)
+
+hub-publish: setup             ## put the course (lessons_vi, lessons_zh, notebooks) where students pull it from
+	$(BIN)/python hub/publish_course.py
+
+hub: setup $(HUB_PROXY) hub-publish   ## JupyterHub for a class on 127.0.0.1:8000 (passwords: hub/.state/)
+	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
+
 clean:
-	rm -rf $(VENV) $(W7) .pytest_cache dist
+	rm -rf $(VENV) $(W7) .pytest_cache dist hub/node_modules
