@@ -61,5 +61,16 @@ voila: setup                   ## notebooks/voila.json sets the same connection 
 site: setup                    ## the course website from the notebooks' stored outputs -> build/site
 	$(BIN)/python tools/website/build.py --out build/site
 
+# The exercises as nbgrader assignments, and grading a class (docs/grading.md).
+SUBMISSIONS ?=
+GRADES ?= build/grades
+.PHONY: assignments grade
+assignments: setup             ## lessons' exercises -> assignments/source (nbgrader) and assignments/release (students)
+	$(BIN)/python -m tools.assignments.build
+
+grade: setup                   ## SUBMISSIONS=dir (<student>/<assignment>/<notebook>.ipynb) -> $(GRADES)/grades.csv, feedback/
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student, see docs/grading.md)" >&2; exit 2; }
+	OMP_NUM_THREADS=1 $(BIN)/python -m tools.assignments.grade "$(SUBMISSIONS)" --out "$(GRADES)"
+
 clean:
 	rm -rf $(VENV) $(W7) .pytest_cache

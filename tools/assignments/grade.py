@@ -32,12 +32,13 @@ FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "
 
 
 def _grade_ids(nb) -> set:
-    return {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None}
+    """The ids of a notebook's exercise cells (setup, language, context: the same in every assignment)."""
+    return {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None, *report.CONTEXT_CELLS}
 
 
 def edited_cells(nb, released: dict) -> set:
     """grade_ids of the locked cells (setup, context, tests) the student changed: source, points or kind."""
-    edited = set()
+    edited = set(released) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}   # deleted
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         gid = meta.get("grade_id")
@@ -114,7 +115,7 @@ def grade_chunk(jobs: list, template: str, workdir: str, timeout: int) -> list[d
         run = api.autograde(aid, student)
         stem = Path(path).stem
         graded = course / "autograded" / student / aid / f"{stem}.ipynb"
-        result = {"student": student, "aid": aid, "log": run.get("log", ""), "ok": run["success"],
+        result = {"student": student, "aid": aid, "ok": run["success"],
                   "error": (run.get("error") or "").strip().splitlines()[-1:] , "scores": {}, "outputs": {}}
         if graded.is_file():
             outputs = report.cell_outputs(nbformat.read(graded, as_version=4))
@@ -166,7 +167,7 @@ def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
         if problem:
             notes, points, feedback = [problem], 0.0, ""
         else:
-            notes = report.notes_for(gid, result["outputs"], result["log"], result["edited"], timeout)
+            notes = report.notes_for(gid, result["outputs"], result["edited"], timeout)
             points = result["scores"].get(gid, 0.0)
             feedback = result["outputs"].get(gid, ("", None))[0]
             if gid not in result["scores"]:

@@ -1,14 +1,12 @@
-"""Read what nbgrader found (its gradebook, the graded notebook, its log) into rows of grades.csv,
+"""Read what nbgrader found (its gradebook, the graded notebook) into rows of grades.csv,
 and write the feedback page of one submission in the student's language."""
 from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 
 WORDS = json.loads((Path(__file__).with_name("words.json")).read_text(encoding="utf-8"))
-MISSING = re.compile(r"Missing grade cell (\S+) encountered")
 TIMEOUT = ("CellTimeoutError", "KeyboardInterrupt")      # nbgrader interrupts a cell at its time limit
 CONTEXT_CELLS = ("setup", "language", "context")
 
@@ -48,12 +46,11 @@ def cell_outputs(graded_nb) -> dict:
     return out
 
 
-def notes_for(ex_id: str, outputs: dict, log: str, edited, timeout: int) -> list[tuple]:
+def notes_for(ex_id: str, outputs: dict, edited, timeout: int) -> list[tuple]:
     """(word key, fields) describing what went wrong around one exercise, beyond a wrong answer.
     ``edited``: the locked cells the student changed (their originals were graded instead)."""
     notes = []
-    changed = set(MISSING.findall(log)) | set(edited)
-    if ex_id in changed or changed & set(CONTEXT_CELLS):
+    if ex_id in edited or set(edited) & set(CONTEXT_CELLS):
         notes.append(("restored", {}))
     _, answer_error = outputs.get(f"{ex_id}-answer", ("", None))
     if answer_error is not None:
@@ -74,7 +71,7 @@ def feedback_page(student: str, lesson_title: str, lang: str, rows: list[dict]) 
     body = []
     for r in rows:
         notes = "".join(f"<p class='note'>{esc(word(k, lang, **f))}</p>" for k, f in r["notes"])
-        body.append(f"<tr><td>{esc(r['title'] or r['exercise'])}</td><td class='pts'>{r['points']:g} / "
+        body.append(f"<tr data-exercise='{esc(r['exercise'])}'><td>{esc(r['title'] or r['exercise'])}</td><td class='pts'>{r['points']:g} / "
                     f"{r['max_points']:g}</td><td><pre>{esc(r['feedback'] or word('nothing', lang))}</pre>"
                     f"{notes}</td></tr>")
     return f"""<!DOCTYPE html>
