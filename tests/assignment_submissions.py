@@ -131,9 +131,11 @@ def bad_submissions(folder: Path, built: Path) -> dict:
         **refs, "l01-attention": "def my_attention(q, k, v):\n    while True:\n        pass\n"}))
     put(folder, "not_json", aid, release.read_text(encoding="utf-8")[:500])
     put(folder, "other_lesson", aid, nbformat.read(built / "release" / other / "02_multi_head_attention.ipynb", as_version=4))
-    shutil.copy(built / "release" / other / "02_multi_head_attention.ipynb",
-                put(folder, "wrong_file", aid, "{}", name="02_multi_head_attention.ipynb"))
-    (folder / "wrong_file" / aid / "01_self_attention.ipynb").unlink(missing_ok=True)
+    put(folder, "wrong_file", aid, nbformat.read(built / "release" / other / "02_multi_head_attention.ipynb",
+                                                 as_version=4), name="02_multi_head_attention.ipynb")
+
+    (folder / "stray_student").mkdir()                  # no assignment folder: the layout is named
+    shutil.copy(release, folder / "stray_student" / release.name)
 
     nb = with_answers(release, {})                      # nothing done; the tests "made" to pass
     for cell in nb.cells:

@@ -166,6 +166,8 @@ def test_bad_submissions_are_graded_or_explained(graded):
             assert float(row["max_points"]) == 1.0, (student, gid, row)
             assert note in row["note"], (student, gid, row["note"])
         assert (feedback / student / f"{aid}.html").is_file()
+    stray = rows[("stray_student", "-_", "")]
+    assert "expected <student>/<assignment>/<notebook>.ipynb" in stray["note"] and stray["points"] == "0.0"
 
 
 def test_feedback_is_in_the_students_language(graded):

@@ -47,7 +47,7 @@ def edited_cells(nb, released: dict) -> set:
     return edited
 
 
-def inspect(path: Path, aid: str, ids: dict) -> tuple:
+def check_submission(path: Path, aid: str, ids: dict) -> tuple:
     """(why ``path`` cannot be graded as ``aid``: a word key and its fields, or None; the edited locked cells)."""
     try:
         nb = nbformat.read(path, as_version=4)
@@ -66,6 +66,10 @@ def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
     """(gradable (student, aid, notebook path), problems (student, aid, word key, fields),
     {(student, aid): the locked cells the student edited})."""
     jobs, problems, edits = [], [], {}
+    layout = "expected <student>/<assignment>/<notebook>.ipynb"
+    for stray in sorted(submissions.glob("*.ipynb")) + sorted(submissions.glob("*/*.ipynb")):
+        student = stray.parent.name if stray.parent != submissions else stray.stem
+        problems.append((student, "-", "failed", {"detail": f"{stray.relative_to(submissions)}: {layout}"}))
     for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir()):
         for adir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
             student, aid = student_dir.name, adir.name
@@ -78,7 +82,7 @@ def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
                 found = ", ".join(sorted(p.name for p in adir.glob("*.ipynb"))) or "-"
                 problems.append((student, aid, "missing", {"name": name, "found": found}))
                 continue
-            problem, edited = inspect(path, aid, ids)
+            problem, edited = check_submission(path, aid, ids)
             if problem:
                 problems.append((student, aid, *problem))
             else:
@@ -94,7 +98,6 @@ def _course(template: Path, where: Path) -> Path:
 
 def grade_chunk(jobs: list, template: str, workdir: str, timeout: int) -> list[dict]:
     """Grade some submissions in a private copy of the course folder; one dict per submission."""
-    from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
@@ -110,24 +113,29 @@ def grade_chunk(jobs: list, template: str, workdir: str, timeout: int) -> list[d
     cfg = settings.config(course, timeout=timeout)
     coursedir = CourseDirectory(config=cfg)
     api = NbGraderAPI(coursedir=coursedir, config=cfg)
-    results = []
-    for student, aid, path in jobs:
+    return [_grade_one(api, coursedir, course, *job) for job in jobs]
+
+
+def _grade_one(api, coursedir, course: Path, student: str, aid: str, path: str) -> dict:
+    """nbgrader autograde of one submission, then its scores and the graded cells' outputs."""
+    from nbgrader.api import Gradebook
+
+    result = {"student": student, "aid": aid, "error": [], "scores": {}, "outputs": {}}
+    try:
         run = api.autograde(aid, student)
+        if not run["success"]:
+            result["error"] = (run.get("error") or "nbgrader autograde failed").strip().splitlines()[-1:]
         stem = Path(path).stem
         graded = course / "autograded" / student / aid / f"{stem}.ipynb"
-        result = {"student": student, "aid": aid, "ok": run["success"],
-                  "error": (run.get("error") or "").strip().splitlines()[-1:] , "scores": {}, "outputs": {}}
         if graded.is_file():
             outputs = report.cell_outputs(nbformat.read(graded, as_version=4))
             result["outputs"] = {k: (t, dict(e) if e else None) for k, (t, e) in outputs.items()}
         with Gradebook(coursedir.db_url, settings.COURSE_ID) as gb:
-            try:
-                nb = gb.find_submission_notebook(stem, aid, student)
-                result["scores"] = {g.name: float(g.score or 0) for g in nb.grades}
-            except Exception as e:                 # no record: nbgrader failed before grading
-                result["error"] = [f"{type(e).__name__}: {e}"]
-        results.append(result)
-    return results
+            nb = gb.find_submission_notebook(stem, aid, student)
+            result["scores"] = {g.name: float(g.score or 0) for g in nb.grades}
+    except Exception as e:                       # this submission only; the batch goes on
+        result["error"] = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"]
+    return result
 
 
 def make_template(aids: list, assignments: Path, where: Path) -> None:
@@ -160,7 +168,7 @@ def known_assignments(assignments: Path) -> dict:
 
 
 def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
-    stem, lang = settings.split_assignment_id(aid)
+    stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
     rows = []
     for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
         gid = ex["grade_id"]
@@ -205,8 +213,13 @@ def main(argv=None) -> int:
         with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(chunks)))) as pool:
             futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{n}", args.timeout)
                        for n, chunk in enumerate(chunks)]
-            for f in futures:
-                for r in f.result():
+            for f, chunk in zip(futures, chunks):
+                try:
+                    done = f.result()
+                except Exception as e:            # a worker died (out of memory, killed): its chunk only
+                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}"],
+                             "scores": {}, "outputs": {}} for s, a, _ in chunk]
+                for r in done:
                     results[(r["student"], r["aid"])] = r
     rows = []
     for student, aid, _ in jobs:
@@ -236,6 +249,8 @@ def write(rows: list[dict], out: Path) -> None:
     for r in rows:
         pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
     for (student, stem, lang), page_rows in pages.items():
+        if not lang:                # not an assignment (a stray file): grades.csv says so, no page
+            continue
         title = LESSONS.get(stem, {}).get(lang, stem)
         page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
         page.parent.mkdir(parents=True, exist_ok=True)

@@ -130,7 +130,7 @@ def read_lesson(nb, stem: str) -> Lesson:
             for s in tree.body:
                 text = _lines(src, s.lineno, s.end_lineno)
                 if isinstance(s, (ast.Import, ast.ImportFrom)):
-                    imports.append(text)
+                    imports += [text] if text not in imports else []
                     if isinstance(s, ast.ImportFrom) and s.module == "attnlab.exercises":
                         aliases.update({a.asname or a.name: a.name for a in s.names})
                 elif isinstance(s, ast.Assign):
