@@ -49,7 +49,7 @@ def test_hidden_test_calls_the_lessons_checker():
     ex = read_lesson(nb, "demo").exercises[0]
     assert hidden_test(ex).splitlines()[0] == "attnlab.exercises.l01.check_softmax(f)"
     assert "assert attnlab.exercises.l01.evaluate_softmax(f).ok" in hidden_test(ex)
-    built = source_notebook(read_lesson(nb, "demo"), nb)
+    built = source_notebook(read_lesson(nb, "demo"), nb, "vi")
     kinds = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.metadata.get("nbgrader", {}).get("grade"))
              for c in built.cells if c.cell_type == "code"]
     assert kinds == [("setup", False), ("language", False), ("context", False),

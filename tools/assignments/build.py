@@ -25,7 +25,8 @@ from pathlib import Path
 import nbformat
 
 from . import settings
-from .lesson_cells import Lesson, read_lesson
+from .lesson_cells import CONTEXT, Lesson, read_lesson
+from .report import word
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON_DIR = {"vi": "lessons_vi", "zh": "lessons_zh"}
@@ -63,9 +64,11 @@ def hidden_test(ex) -> str:
             f"### END HIDDEN TESTS")
 
 
-def source_notebook(lesson: Lesson, lesson_nb):
-    """The nbgrader source version of one lesson's exercises."""
+def source_notebook(lesson: Lesson, lesson_nb, lang: str):
+    """The nbgrader source version of one lesson's exercises, in ``lang``."""
     cells = [_copy(c) for c in lesson.title]
+    intro = word("intro", lang) + (" " + word("intro_model", lang) if lesson.stem in CONTEXT else "")
+    cells.append(nbformat.v4.new_markdown_cell(intro, id="assignment"))
     cells.append(_code("setup", lesson.setup, _meta("setup", locked=True)))
     cells.append(_code("language", lesson.language, _meta("language", locked=True)))
     cells.append(_code("context", lesson.context, _meta("context", locked=True)))
@@ -108,7 +111,7 @@ def build(out: Path) -> list[str]:
                 aid = settings.assignment_id(stem, lang)
                 dest = course / "source" / aid / f"{stem}.ipynb"
                 dest.parent.mkdir(parents=True)
-                nbformat.write(source_notebook(read_lesson(nb, stem), nb), dest)
+                nbformat.write(source_notebook(read_lesson(nb, stem), nb, lang), dest)
                 ids.append(aid)
         cfg = settings.config(course)
         api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
