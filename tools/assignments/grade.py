@@ -178,7 +178,7 @@ def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
             notes = report.notes_for(gid, result["outputs"], result["edited"], timeout)
             points = result["scores"].get(gid, 0.0)
             feedback = result["outputs"].get(gid, ("", None))[0]
-            if gid not in result["scores"]:
+            if result["error"] or gid not in result["scores"]:      # nbgrader itself failed: say so on every row
                 notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
         rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
                      "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
