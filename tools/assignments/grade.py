@@ -70,8 +70,9 @@ def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
     for stray in sorted(submissions.glob("*.ipynb")) + sorted(submissions.glob("*/*.ipynb")):
         student = stray.parent.name if stray.parent != submissions else stray.stem
         problems.append((student, "-", "failed", {"detail": f"{stray.relative_to(submissions)}: {layout}"}))
-    for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir()):
-        for adir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
+    folders = lambda d: sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))  # not .ipynb_checkpoints
+    for student_dir in folders(submissions):
+        for adir in folders(student_dir):
             student, aid = student_dir.name, adir.name
             if aid not in ids:
                 problems.append((student, aid, "failed", {"detail": f"unknown assignment folder {aid!r}"}))
