@@ -88,5 +88,16 @@ hub-publish: setup             ## put the course (lessons_vi, lessons_zh, notebo
 hub: setup $(HUB_PROXY) hub-publish   ## JupyterHub for a class on 127.0.0.1:8000 (passwords: hub/.state/)
 	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
+# The exercises as nbgrader assignments, and grading a class (docs/grading.md).
+SUBMISSIONS ?=
+GRADES ?= build/grades
+.PHONY: assignments grade
+assignments: setup             ## lessons' exercises -> assignments/source (nbgrader) and assignments/release (students)
+	$(BIN)/python -m tools.assignments.build
+
+grade: setup                   ## SUBMISSIONS=dir (<student>/<assignment>/<notebook>.ipynb) -> $(GRADES)/grades.csv, feedback/
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student, see docs/grading.md)" >&2; exit 2; }
+	OMP_NUM_THREADS=1 $(BIN)/python -m tools.assignments.grade "$(SUBMISSIONS)" --out "$(GRADES)"
+
 clean:
 	rm -rf $(VENV) $(W7) .pytest_cache dist hub/node_modules

@@ -1,0 +1,33 @@
+"""nbgrader's settings for the course on a JupyterHub (docs/grading.md, "With the hub").
+
+Copy this file to /etc/jupyter/nbgrader_config.py in the single-user environment (students and
+instructor), or let the hub's config load it. Students need only the course id and the exchange;
+the instructor's nbgrader commands (generate_assignment, release_assignment, collect, autograde)
+also use the grading settings below, which repeat tools/assignments/settings.py (a test compares).
+Environment: ATTNLAB_EXCHANGE (default /srv/nbgrader/exchange: create it, chmod 777, shared by all
+users), ATTNLAB_COURSE_DIR (default ~/attnlab-course: the instructor's nbgrader course folder).
+"""
+import os
+
+c = get_config()  # noqa: F821 (nbgrader's config loader defines it)
+
+c.CourseDirectory.course_id = "attnlab"
+c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
+c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE_DIR", os.path.expanduser("~/attnlab-course"))
+
+# Grading, as `make grade` does it.
+c.GenerateAssignment.preprocessors = [     # nbgrader's default without ClearSolutions: the TODO cells stay
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Execute.timeout = 60                      # seconds per cell: an infinite loop gets 0 points, not a stuck batch
+c.OverwriteCells.add_missing_cells = True   # a deleted test cell is put back and graded
+c.Autograde.create_student = True

@@ -1,0 +1,184 @@
+"""The exercises as nbgrader assignments, end to end (issue 23, docs/grading.md).
+
+One build of the assignments (compared with the committed ones) and ONE grading run of a whole
+class (two workers): for every lesson in the wrong-solution catalogue and both languages, a
+reference submission, an untouched one, and submission i carrying wrong entry i of every exercise;
+plus lesson 01 handed in badly in every way the issue lists, and a tampered submission.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import os
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnlab.i18n import CATALOG
+
+from assignment_submissions import bad_submissions, class_from_catalogue, evaluate_paths, load_catalogue
+
+pytest.importorskip("nbgrader", reason="nbgrader (requirements-dev.txt) needs Python 3.11 or newer")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / "assignments"
+TIMEOUT = 40            # seconds per cell in the test run (an infinite loop costs this much)
+
+
+def run(*args, timeout=900):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("built")
+    r = run("tools.assignments.build", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def catalogue():
+    return load_catalogue()
+
+
+@pytest.fixture(scope="module")
+def graded(built, catalogue, tmp_path_factory):
+    """Grade the whole class once: (rows by (student, assignment, grade_id), feedback folder, expectations)."""
+    subs = tmp_path_factory.mktemp("submitted")
+    expected = class_from_catalogue(subs, built, catalogue) if catalogue else {}
+    bad = bad_submissions(subs, built)
+    out = tmp_path_factory.mktemp("grades")
+    r = run("tools.assignments.grade", str(subs), "--out", str(out), "--assignments", str(built),
+            "-j", "2", "--timeout", str(TIMEOUT))
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(out / "grades.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_key = {(r["student"], f"{r['lesson']}_{r['language']}", r["exercise"].replace(".", "-")): r for r in rows}
+    return by_key, out / "feedback", expected, bad
+
+
+def feedback_row(feedback: Path, student: str, aid: str, grade_id: str) -> str:
+    page = (feedback / student / f"{aid}.html").read_text(encoding="utf-8")
+    m = re.search(rf"<tr data-exercise='{re.escape(grade_id.replace('-', '.'))}'>(.*?)</tr>", page, re.S)
+    assert m, f"no row for {grade_id} in {student}'s feedback on {aid}"
+    return html.unescape(re.sub(r"<[^>]+>", " ", m.group(1)))
+
+
+def hint_fragment(key: str, lang: str) -> str:
+    """The longest literal part of a message (its fields depend on the input)."""
+    parts = [lit for lit, *_ in string.Formatter().parse(CATALOG[key][lang])]
+    return max((p.strip() for p in parts), key=len)
+
+
+# ------------------------------------------------------------------ building
+def test_committed_assignments_are_a_fresh_build(built):
+    """Built from the lessons, never by hand: a lesson change without `make assignments` fails here."""
+    def files(root):
+        return {p.relative_to(root): p.read_bytes() for p in root.rglob("*.ipynb")}
+    fresh, committed = files(built), files(COMMITTED)
+    assert sorted(map(str, fresh)) == sorted(map(str, committed)), "run `make assignments`"
+    stale = [str(p) for p in fresh if fresh[p] != committed[p]]
+    assert not stale, f"assignments out of date (run `make assignments`): {stale}"
+
+
+def test_every_lesson_with_exercises_has_both_languages(built):
+    lessons = {p.stem for p in (ROOT / "lessons_vi").glob("*.ipynb") if ".check_" in p.read_text(encoding="utf-8")}
+    assert {p.name for p in (built / "release").iterdir()} == {f"{s}_{l}" for s in lessons for l in ("vi", "zh")}
+
+
+def test_students_cannot_see_the_hidden_tests(built):
+    for release in (built / "release").glob("*/*.ipynb"):
+        source = nbformat.read(built / "source" / release.parent.name / release.name, as_version=4)
+        student = nbformat.read(release, as_version=4)
+        graded = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        assert graded and all("### BEGIN HIDDEN TESTS" in c.source for c in graded)
+        text = release.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in text and "evaluate_" not in text, release
+        released = {c.metadata["nbgrader"]["grade_id"]: c for c in student.cells if "nbgrader" in c.metadata}
+        for cell in graded:            # the student sees the lesson's checker call, locked
+            shown = released[cell.metadata["nbgrader"]["grade_id"]]
+            assert shown.source == cell.source.split("\n### BEGIN HIDDEN TESTS")[0]
+            assert ".check_" in shown.source and shown.metadata["nbgrader"]["locked"]
+
+
+def test_vi_and_zh_assignments_have_the_same_code(built):
+    import ast
+    for vi in (built / "source").glob("*_vi/*.ipynb"):
+        zh = built / "source" / vi.parent.name.replace("_vi", "_zh") / vi.name
+        code = [[ast.dump(ast.parse(c.source.replace('"vi"', '"zh"'))) for c in nbformat.read(p, as_version=4).cells
+                 if c.cell_type == "code"] for p in (vi, zh)]
+        assert code[0] == code[1], vi.name
+
+
+def test_catalogue_exercises_are_all_in_the_assignments(built, catalogue):
+    if not catalogue:
+        pytest.skip("solutions/catalogue.py is not in this checkout (another issue's file)")
+    for entry in catalogue:
+        for aid in (f"{entry['lesson']}_vi", f"{entry['lesson']}_zh"):
+            source = nbformat.read(built / "source" / aid / f"{entry['lesson']}.ipynb", as_version=4)
+            assert entry["evaluate"] in evaluate_paths(source), (entry["key"], aid)
+
+
+def test_hub_config_repeats_the_grading_settings(tmp_path):
+    from traitlets.config.loader import PyFileConfigLoader
+    from tools.assignments import settings
+    hub = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "hub")).load_config()
+    ours = settings.config(tmp_path)
+    for section, key in (("CourseDirectory", "course_id"), ("GenerateAssignment", "preprocessors"),
+                         ("Execute", "timeout"), ("OverwriteCells", "add_missing_cells"),
+                         ("Autograde", "create_student")):
+        assert hub[section][key] == ours[section][key], (section, key)
+    assert hub.Exchange.root
+
+
+# ------------------------------------------------------------------ grading
+def test_catalogue_grades(graded):
+    """Reference: full marks; untouched: 0; wrong entry: 0 for its exercise, its hint in the feedback."""
+    rows, feedback, expected, _ = graded
+    if not expected:
+        pytest.skip("solutions/catalogue.py is not in this checkout (another issue's file)")
+    for (student, aid), want in expected.items():
+        lang = aid.rpartition("_")[2]
+        for gid, (points, hint) in want.items():
+            row = rows[(student, aid, gid)]
+            assert float(row["points"]) == points, (student, aid, gid, row["note"], feedback_row(feedback, student, aid, gid))
+            assert float(row["max_points"]) == 1.0
+            assert points == 0.0 or row["note"] == "", (student, aid, gid, row["note"])   # nothing went wrong
+            if hint:
+                assert hint_fragment(hint, lang) in feedback_row(feedback, student, aid, gid), (student, aid, gid, hint)
+
+
+def test_bad_submissions_are_graded_or_explained(graded):
+    rows, feedback, _, bad = graded
+    aid = "01_self_attention_vi"
+    for student, want in bad.items():
+        for gid, (points, note) in want.items():
+            row = rows[(student, aid, gid)]
+            assert float(row["points"]) == points, (student, gid, row)
+            assert float(row["max_points"]) == 1.0, (student, gid, row)
+            assert note in row["note"], (student, gid, row["note"])
+        assert (feedback / student / f"{aid}.html").is_file()
+    stray = rows[("stray_student", "-_", "")]
+    assert "expected <student>/<assignment>/<notebook>.ipynb" in stray["note"] and stray["points"] == "0.0"
+
+
+def test_feedback_is_in_the_students_language(graded):
+    rows, feedback, _, _ = graded
+    vi = (feedback / "tampered" / "01_self_attention_vi.html").read_text(encoding="utf-8")
+    assert 'lang="vi"' in vi and "Tổng điểm" in vi and "ô gốc đã được đặt lại" in vi
+    text = feedback_row(feedback, "syntax_error", "01_self_attention_vi", "l01-attention")
+    assert "Đúng rồi" in text, text
+
+
+def test_grade_refuses_a_missing_folder(tmp_path):
+    r = run("tools.assignments.grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "g"), timeout=120)
+    assert r.returncode == 2 and "is not a folder of submissions" in r.stderr
