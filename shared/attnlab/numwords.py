@@ -35,7 +35,7 @@ Vietnamese — the northern standard (Hanoi):
     2 000 = ``hai nghìn``.
   * thousands are read as a number of 1..99 before ``nghìn``: 21 000 = ``hai mươi mốt nghìn``.
 
-Chinese — the standard written form of 《现代汉语词典》 (第 7 版, entry 两 and its usage note
+Chinese — the standard written form of 《现代汉语词典》 (entry 两 and its usage note
   on 两/二) and of the primary-school textbooks (二百四十五):
   * ``两`` only for a LEADING digit 2 before ``千`` or ``万``: 两千, 两万, 两万二千; everywhere else
     ``二``: 二百, 二百二十二, 一千二百, 一万二千, 两万二千二百二十二, 二十二, 一百零二. (The colloquial
