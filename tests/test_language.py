@@ -145,4 +145,5 @@ def test_the_rendering_checks_catch_what_they_name():
     assert cjk_soft_breaks("越南语或\n中文") and cjk_soft_breaks("商业，\n目的")
     assert not cjk_soft_breaks("用 PyTorch\n写") and not cjk_soft_breaks("Tiếng\nViệt") and not cjk_soft_breaks("中文\n\n中文")
     assert notation_slips("W_q x + W_{k} + W_i^Q + W^O + d_{model}") and not notation_slips(r"W_Q W_K^\top W_O^{(i)} d_{\text{model}}")
+    assert notation_slips(r"\text{inputs}_{b,\,0..t}") and not notation_slips(r"0, \dots, t \ldots")
     assert latex_spans("a $W_q$ `$x$` $$y_1$$") == ["$$y_1$$", "$W_q$"]
