@@ -1,6 +1,6 @@
 """The course's three architecture diagrams, drawn with matplotlib from one source.
 
-``attnlab.diagrams.show("multi_head")`` draws the diagram with labels in the current language
+``attnlab.diagrams.draw("multi_head")`` (then ``plt.show()``) draws the diagram with labels in the current language
 (the words are in ``messages/diagrams.json``) and returns the Figure. A lesson calls it in a code
 cell, so the diagram is stored in the notebook as an ordinary PNG output: it is visible wherever a
 notebook's outputs are — JupyterLab, VS Code, Colab, GitHub, nbviewer and the website — without a
