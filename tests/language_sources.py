@@ -118,3 +118,93 @@ def readme_texts(lang: str) -> list[tuple[str, str]]:
 
 def all_texts(lang: str, with_comments: bool = False) -> list[tuple[str, str]]:
     return lesson_texts(lang, with_comments) + message_texts(lang) + readme_texts(lang)
+
+
+# --------------------------------------------------------------------------- Markdown as CommonMark renders it
+def markdown_sources() -> list[tuple[str, str]]:
+    """(where, Markdown source) for every Markdown cell of the lessons and the explorer notebook and
+    every README of the repository, as written (not stripped)."""
+    out = []
+    notebooks = [p for lang in LESSON_DIR for p in lesson_paths(lang)]
+    notebooks += sorted((ROOT / "notebooks").glob("*.ipynb"))
+    for path in notebooks:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "markdown":
+                out.append((f"{path.parent.name}/{path.name} cell {i}", _src(cell)))
+    for path in sorted(ROOT.glob("**/README.md")):
+        if not any(part.startswith(".") or part == "node_modules" for part in path.relative_to(ROOT).parts):
+            out.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
+    return out
+
+
+_LATEX = [re.compile(r"\$\$.*?\$\$", re.S), re.compile(r"(?<![\\$])\$(?!\$)(?:[^$\n\\]|\\.)+?\$")]
+
+
+def latex_spans(markdown: str) -> list[str]:
+    """The LaTeX of ``markdown`` ($…$ and $$…$$), outside code spans and fences."""
+    text = re.sub(r"```.*?```|`[^`\n]*`", " ", markdown, flags=re.S)
+    spans = []
+    for pattern in _LATEX:
+        spans += pattern.findall(text)
+        text = pattern.sub(" ", text)
+    return spans
+
+
+def _without_latex(markdown: str) -> str:
+    # Jupyter, GitHub and the website read $…$ as math before Markdown: its * and _ are not emphasis.
+    # Code spans stay as they are (markdown-it reads them); LaTeX becomes a letter.
+    pieces = re.split(r"(```.*?```|`[^`\n]*`)", markdown, flags=re.S)
+    for k in range(0, len(pieces), 2):
+        for pattern in _LATEX:
+            pieces[k] = pattern.sub("X", pieces[k])
+    return "".join(pieces)
+
+
+def rendered_inline(markdown: str):
+    """The inline tokens of ``markdown`` as CommonMark (markdown-it-py, with GitHub's tables) parses
+    it: one list of child tokens per paragraph, heading or table cell."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    return [tok.children or [] for tok in md.parse(_without_latex(markdown)) if tok.type == "inline"]
+
+
+_CJK = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef“”‘’—…·"
+# A delimiter that CommonMark left as text: any * not between two spaces ("a * b" is a plain
+# asterisk), a run of _ at a word's edge (snake_case stays as it is).
+_LITERAL_DELIMITER = re.compile(r"(?<!\s)\*+|\*+(?!\s)|(?<![\w])_+(?=[^\s_])|(?<=[^\s_])_+(?![\w])")
+_CJK_BREAK = re.compile(f"[{_CJK}]$"), re.compile(f"^[{_CJK}]")
+
+
+def literal_delimiters(markdown: str) -> list[str]:
+    """The emphasis delimiters (* or _) of ``markdown`` that CommonMark renders as literal characters.
+    In Chinese the cause is a delimiter between full-width punctuation and a Chinese character: it can
+    neither open nor close on that side (**“逐位置”**的), so it stays literal, or pairs with a later
+    delimiter and leaves another one literal (**预热（warm-up）**就 … **不会…**)."""
+    found = []
+    for children in rendered_inline(markdown):
+        depth = {"strong": 0, "em": 0}
+        for k, tok in enumerate(children):
+            if tok.type == "text":
+                found += [tok.content[max(0, m.start() - 12):m.end() + 12]
+                          for m in _LITERAL_DELIMITER.finditer(tok.content)]
+            kind, _, side = tok.type.partition("_")
+            if kind in depth and side in ("open", "close"):
+                depth[kind] += 1 if side == "open" else -1
+                if depth[kind] > 1:           # bold inside bold: a closer that could not close
+                    text = "".join(c.content for c in children[k + 1:k + 3] if c.type == "text")
+                    found.append(f"{tok.markup} opened twice before “{text[:20]}”")
+    return found
+
+
+def cjk_soft_breaks(markdown: str) -> list[str]:
+    """Soft line breaks between two CJK characters (or CJK punctuation) in ``markdown``: browsers render
+    them as a space (“越南语或 中文”)."""
+    found = []
+    for children in rendered_inline(markdown):
+        for before, brk, after in zip(children, children[1:], children[2:]):
+            if brk.type == "softbreak" and before.type == "text" and after.type == "text" \
+                    and _CJK_BREAK[0].search(before.content) and _CJK_BREAK[1].search(after.content):
+                found.append(before.content[-12:] + "⏎" + after.content[:12])
+    return found

@@ -11,7 +11,7 @@ def test_reproduces_seed_000_figures(capsys):
     assert f"{r.last_drift:.4f}" == "3.9485"
     assert f"{r.unmasked_drift:.4f}" == "0.2319"
     assert r.passed
-    assert "largest change in positions 0..8: 0.00e+00" in out
+    assert "largest change in positions 0–8: 0.00e+00" in out
     assert "largest change in the last position:  3.9485" in out
     assert "earlier positions moved by 0.2319" in out
     assert "PASS" in out and "FAIL" not in out
@@ -43,7 +43,7 @@ def test_given_block_and_restores_training_mode(capsys):
     r = causality_check(block, d_model=32, seq_len=6, lang="en")
     assert r.passed and r.earlier_drift == 0.0
     assert block.training
-    assert "positions 0..4" in capsys.readouterr().out
+    assert "positions 0–4" in capsys.readouterr().out
 
 
 def test_global_rng_untouched_and_figures_unchanged_by_it(capsys):

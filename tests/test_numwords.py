@@ -3,8 +3,11 @@
 The tables were written by hand and checked against the reading rules taught in primary school:
 Vietnamese — the northern standard of the Toán 3/Toán 4 textbooks (đọc số: "linh" for a zero
 tens digit, "mốt"/"tư"/"lăm" after "mươi", "không trăm" for a zero hundreds digit inside a
-number); Chinese — the 人教版 小学数学 reading rules (每级末尾的 0 都不读，中间连续几个 0 只读一个“零”;
-十 at the start of 10..19, 一十 after a higher unit) with 两 before 百/千/万 (see numwords' docstring).
+number); Chinese — the written form of 《现代汉语词典》's usage note on 两/二 and of the primary-school textbooks
+(二百四十五; 每级末尾的 0 都不读，中间连续几个 0 只读一个“零”; 十 at the start of 10..19, 一十 after a
+higher unit), with 两 only for a leading 2 before 千/万 (两千, 两万二千; see numwords' docstring).
+The Vietnamese words are compared with num2words, the Chinese ones with cn2an (an independent
+converter) over the whole range 0..99 999, every difference listed with its reason.
 """
 from __future__ import annotations
 
@@ -38,11 +41,12 @@ ZH = {
     10: "十", 11: "十一", 12: "十二", 15: "十五", 19: "十九",
     20: "二十", 21: "二十一", 22: "二十二", 24: "二十四", 99: "九十九",
     100: "一百", 101: "一百零一", 102: "一百零二", 105: "一百零五", 110: "一百一十", 115: "一百一十五",
-    120: "一百二十", 200: "两百", 222: "两百二十二", 999: "九百九十九",
+    120: "一百二十", 200: "二百", 222: "二百二十二", 999: "九百九十九",
     1000: "一千", 1001: "一千零一", 1005: "一千零五", 1010: "一千零一十", 1050: "一千零五十",
-    1200: "一千两百", 2000: "两千", 2002: "两千零二", 2020: "两千零二十",
+    1200: "一千二百", 2000: "两千", 2002: "两千零二", 2020: "两千零二十",
     10000: "一万", 10001: "一万零一", 10010: "一万零一十", 10100: "一万零一百", 11000: "一万一千",
-    12000: "一万两千", 20000: "两万", 22222: "两万两千两百二十二", 30303: "三万零三百零三",
+    12000: "一万二千", 20000: "两万", 22222: "两万二千二百二十二", 30303: "三万零三百零三",
+    2222: "两千二百二十二", 2200: "两千二百", 21000: "两万一千", 32000: "三万二千",
     99999: "九万九千九百九十九",
 }
 
@@ -73,7 +77,7 @@ ALIGN = [   # (number, lang, [(word, aligned source position)])
     (15, "zh", [("十", 0), ("五", 1)]),
     (115, "zh", [("一", 0), ("百", 0), ("一", 1), ("十", 1), ("五", 2)]),
     (10010, "zh", [("一", 0), ("万", 0), ("零", 1), ("一", 3), ("十", 3)]),
-    (22222, "zh", [("两", 0), ("万", 0), ("两", 1), ("千", 1), ("两", 2), ("百", 2), ("二", 3), ("十", 3), ("二", 4)]),
+    (22222, "zh", [("两", 0), ("万", 0), ("二", 1), ("千", 1), ("二", 2), ("百", 2), ("二", 3), ("十", 3), ("二", 4)]),
 ]
 
 
@@ -141,3 +145,45 @@ def test_num2words_has_no_chinese():
     # are checked against the hand table only. This test notices if a future version adds one.
     conv = pytest.importorskip("num2words").CONVERTER_CLASSES
     assert not any(k.startswith("zh") for k in conv)
+
+
+# ----------------------------------------------------------------------------- cn2an (test-only)
+def _cn2an_difference(n: int) -> str | None:
+    """Why our Chinese words for ``n`` may differ from cn2an's, or None where they must agree.
+
+    cn2an 0.5.x writes 二 for every digit 2 (二千, 二万二千). 《现代汉语词典》 allows both 两 and 二
+    before 千/万 and notes 两 as the usual form for a leading digit (两千, 两万); the course writes 两
+    there and 二 everywhere else (二百, 一千二百, 两万二千), so the two converters differ exactly on the
+    numbers whose leading digit is a 2 in the thousands or ten-thousands place.
+    """
+    if str(n)[0] == "2" and len(str(n)) >= 4:
+        return "leading 2 before 千/万: 两 (course) vs 二 (cn2an)"
+    return None
+
+
+def test_cn2an_chinese_agrees_everywhere_but_the_listed_differences():
+    an2cn = pytest.importorskip("cn2an").an2cn
+    unexplained, explained = [], 0
+    for n in range(numwords.MAX_NUMBER + 1):
+        ours, theirs = to_words(n, "zh"), an2cn(n)
+        reason = _cn2an_difference(n)
+        if reason is None:
+            if ours != theirs:
+                unexplained.append((n, ours, theirs))
+        else:
+            # the listed difference is exactly the leading character, nothing else
+            assert ours[0] == "两" and theirs == "二" + ours[1:], (n, ours, theirs)
+            explained += 1
+    assert unexplained == []
+    assert explained == 1_000 + 10_000      # 2 000..2 999 and 20 000..29 999
+
+
+def test_two_is_er_except_a_leading_digit_before_qian_or_wan():
+    for n in range(numwords.MAX_NUMBER + 1):
+        w = words(n, "zh")
+        for i, (tok, a) in enumerate(zip(w.tokens, w.align)):
+            if w.digits[a] != "2" or tok not in ("两", "二"):
+                continue
+            power = len(w.digits) - 1 - a
+            expect = "两" if a == 0 and power >= 3 else "二"
+            assert tok == expect, (n, to_words(n, "zh"))

@@ -35,6 +35,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "plot_heads": ("plotting", "plot_heads"),
     "plotting": ("plotting", None),
     "heatmap_grid": ("heatmap_grid", None),
+    "diagrams": ("diagrams", None),                        # lessons 02, 06, 08: attnlab.diagrams.show(name)
     "fonts": ("fonts", None),
     "tiny": ("tiny", None),                                # lesson 07: attnlab.tiny.load_pretrained()
     "exercises": ("exercises", None),                      # attnlab.exercises.l05.check_...

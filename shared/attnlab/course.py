@@ -15,19 +15,19 @@ LESSON_DIRS = tuple(_LESSON_DIR[lang] for lang in COURSE_LANGUAGES)    # ("lesso
 NOTEBOOK_DIRS = LESSON_DIRS + ("notebooks",)
 
 # The course map: notebook stem -> title per language (the lesson READMEs are built from it).
-LESSONS = {
-    "01_self_attention": {"vi": "Cơ chế tự chú ý (self-attention)", "zh": "自注意力机制"},
-    "02_multi_head_attention": {"vi": "Chú ý đa đầu (multi-head attention)", "zh": "多头注意力"},
-    "03_positional_encoding": {"vi": "Mã hóa vị trí", "zh": "位置编码"},
-    "04_attention_masks": {"vi": "Mặt nạ chú ý: đệm, nhân quả, bộ giải mã", "zh": "注意力掩码：填充、因果与解码器"},
-    "05_transformer_block": {"vi": "Khối Transformer", "zh": "Transformer 块"},
+LESSONS = {    # the titles of the lessons' first headings, without "Bài N:" / "第 N 课："
+    "01_self_attention": {"vi": "Tự chú ý (self-attention), từng bước một", "zh": "自注意力，一步一步来"},
+    "02_multi_head_attention": {"vi": "Chú ý đa đầu", "zh": "多头注意力"},
+    "03_positional_encoding": {"vi": "Mã hóa vị trí — cho tự chú ý biết thứ tự của từ",
+                               "zh": "位置编码——让自注意力知道词序"},
+    "04_attention_masks": {"vi": "Mặt nạ chú ý — che tương lai, che phần đệm", "zh": "注意力掩码——屏蔽未来，屏蔽填充"},
+    "05_transformer_block": {"vi": "Khối Transformer — lắp các mảnh lại với nhau", "zh": "Transformer 块——把零件组装起来"},
     "06_encoder_decoder_gpt": {"vi": "Bộ mã hóa, bộ giải mã và GPT", "zh": "编码器、解码器与 GPT"},
     "07_train_tiny_transformer": {"vi": "Huấn luyện một Transformer tí hon", "zh": "训练一个迷你 Transformer"},
-    "08_number_translator": {"vi": "Dịch số thành chữ: chú ý chéo và bộ nhớ đệm KV",
-                             "zh": "数字转写：交叉注意力与 KV 缓存"},
-    "09_capstone": {"vi": "Bài tập lớn: tự viết chú ý đa đầu và khối Transformer",
-                    "zh": "综合练习：从零实现多头注意力与 Transformer 块"},
-    "10_poet_gpt": {"vi": "GPT làm thơ: lục bát từ Truyện Kiều", "zh": "会写诗的 GPT：唐代绝句与律诗"},
+    "08_number_translator": {"vi": "Một máy dịch tí hon — viết số thành chữ", "zh": "迷你翻译器——把数字写成汉字"},
+    "09_capstone": {"vi": "Bài tập lớn — tự viết chú ý đa đầu và khối Transformer",
+                    "zh": "综合练习——从零实现多头注意力与 Transformer 块"},
+    "10_poet_gpt": {"vi": "GPT làm thơ — lục bát từ Truyện Kiều", "zh": "会写诗的 GPT——唐代绝句与律诗"},
 }
 
 

@@ -3,7 +3,8 @@
 The data live in ``attnlab/data/glossary.json``: ``GLOSSARY[concept] = {"en", "vi", "zh"}``;
 ``D2L[lang][concept]`` is the term of d2l-vi / d2l-zh where it differs; ``CORE`` are the
 concepts every set of lessons must name; ``AVOID[lang]`` maps a regular expression of a wrong
-or competing translation to its concept (e.g. "phím", a keyboard key).
+or competing translation to its concept (e.g. "phím", a keyboard key); ``NOTATION`` lists
+(regular expression, the notation to use) for the LaTeX of the lessons ($W_Q$, not $W_q$).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ GLOSSARY: dict[str, dict[str, str]] = _DATA["terms"]
 D2L: dict[str, dict[str, str]] = _DATA["d2l"]
 CORE: list[str] = _DATA["core"]
 AVOID: dict[str, dict[str, str]] = {lang: dict(pairs) for lang, pairs in _DATA["avoid"].items()}
+NOTATION: list[tuple[str, str]] = [tuple(pair) for pair in _DATA.get("notation", [])]
 _LANG_NAMES = {"vi": "Tiếng Việt", "zh": "中文"}
 
 
@@ -39,6 +41,11 @@ def avoided_terms(text: str, lang: str) -> list[tuple[str, str]]:
         for m in pattern.finditer(text):
             found.append((m.group(0), GLOSSARY[concept][lang]))
     return found
+
+
+def notation_slips(latex: str) -> list[tuple[str, str]]:
+    """(the notation found, the notation to use) for each avoided notation in the LaTeX ``latex``."""
+    return [(m.group(0), right) for wrong, right in NOTATION for m in re.finditer(wrong, latex)]
 
 
 def table(lang: str) -> str:

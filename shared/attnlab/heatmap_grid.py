@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
+from .i18n import num
 from .style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, weight_cmap
 
 MAX_LABEL_CHARS = 8
@@ -44,8 +45,9 @@ class _Grid:
 
     TEXT_DEFAULTS = dict(ha="left", va="baseline", rotation=0, color=TEXT_COLOR)
 
-    def __init__(self, fig: Figure):
+    def __init__(self, fig: Figure, lang: str | None = None):
         self.fig = fig
+        self.lang = lang                      # numbers in this language (None: the current one)
         self.ax = fig.add_axes((0, 0, 1, 1))
         self.ax.set_axis_off()
         self.ax.set_autoscale_on(False)
@@ -112,7 +114,7 @@ class _Grid:
                 if annotated:
                     for i, j in zip(*np.nonzero(masks[r, c])):
                         v = float(weights[r, c, i, j])
-                        self.text(x + (j + 0.5) * cell, y + (i + 0.5) * cell, f"{v:.2f}", ha="center",
+                        self.text(x + (j + 0.5) * cell, y + (i + 0.5) * cell, num(v, ".2f", self.lang), ha="center",
                                   va="center", fontsize=value_fs, color="black" if v > 0.6 else "white")
                 if r == R - 1:
                     for j, lab in enumerate(labels):
@@ -141,20 +143,23 @@ class _Grid:
         self.image(np.linspace(1.0, 0.0, 128)[:, None], (x, x + width, y + height, y), interpolation="bilinear")
         self.rect(x, y, width, height)
         for v in (0.0, 0.5, 1.0):
-            self.text(x + width + 0.3 * fontsize * px, y + (1 - v) * height, f"{v:g}", va="center", fontsize=fontsize)
+            self.text(x + width + 0.3 * fontsize * px, y + (1 - v) * height, num(v, "g", self.lang), va="center",
+                      fontsize=fontsize)
 
 
 def heatmap_grid(fig: Figure, weights, masks, tokens: Sequence[str], *, titles: Sequence[str], xlabel: str,
                  ylabel: str | Sequence[str], suptitle: str = "", footnote: str = "", warning: str = "",
-                 muted: Sequence[bool] | None = None, annotate: bool = False, font_scale: float = 1.0) -> bool:
+                 muted: Sequence[bool] | None = None, annotate: bool = False, font_scale: float = 1.0,
+                 lang: str | None = None) -> bool:
     """Draw ``weights`` (R, C, T, T) as an R x C grid of heatmaps into the empty ``fig``.
 
     ``masks`` (bool, True = may attend) broadcasts to the weights; masked cells get MASKED_COLOR.
     ``titles`` has R * C panel titles; ``ylabel`` is one string or one per row of panels.
     ``footnote`` and ``warning`` (red) are one line each under the grid. ``muted`` marks
     tokens (e.g. padding) whose labels are grey. Returns whether the values were written
-    in the cells (False when ``annotate`` but the cells are too small for them).
+    in the cells (False when ``annotate`` but the cells are too small for them). The values and the
+    colour bar's numbers are written in ``lang``'s format (vi 0,38; default: the current language).
     """
-    return _Grid(fig)._draw(weights, masks, tokens, titles=titles, xlabel=xlabel, ylabel=ylabel,
-                            suptitle=suptitle, footnote=footnote, warning=warning, muted=muted,
-                            annotate=annotate, font_scale=font_scale)
+    return _Grid(fig, lang)._draw(weights, masks, tokens, titles=titles, xlabel=xlabel, ylabel=ylabel,
+                                  suptitle=suptitle, footnote=footnote, warning=warning, muted=muted,
+                                  annotate=annotate, font_scale=font_scale)

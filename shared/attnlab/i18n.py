@@ -67,16 +67,17 @@ def num(value, spec: str = ",", lang: str | None = None) -> str:
     """``value`` formatted with the format ``spec`` in the conventions of ``lang``.
 
     en and zh write 124,439,808 and 3.9485; vi writes 124.439.808 and 3,9485 (the
-    grouping and decimal marks swap). Scientific notation (1.0e-06) keeps Python's form
-    in every language, as code does. ``num(124439808)``, ``num(3.94851, ".4f")``.
+    grouping and decimal marks swap), in scientific notation too: -3,4028e+38.
+    ``num(124439808)``, ``num(3.94851, ".4f")``, ``num(-3.4028e38, ".4e")``.
     ``t()`` formats number fields of messages the same way.
     """
     return _localize(format(value, spec), _normalize(lang))
 
 
 def _localize(text: str, lang: str) -> str:
-    if lang == "vi" and "e" not in text.lower():
-        text = text.translate(_VI_MARKS)
+    if lang == "vi":
+        cut = next((i for i, c in enumerate(text) if c in "eE"), len(text))   # 1.5e-06: only the mantissa
+        text = text[:cut].translate(_VI_MARKS) + text[cut:]
     return text
 
 
@@ -84,8 +85,7 @@ _VI_MARKS = str.maketrans({",": ".", ".": ","})
 
 
 class _Formatter(string.Formatter):
-    """str.format where a number field ({n:,}, {x:.4f}) follows the language's convention;
-    scientific notation (1.0e-06) keeps Python's form, as code does."""
+    """str.format where a number field ({n:,}, {x:.4f}, {x:.2e}) follows the language's convention."""
 
     def __init__(self, lang: str):
         self.lang = lang

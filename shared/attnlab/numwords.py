@@ -15,8 +15,8 @@ source position it comes from — the attention target used to score cross-atten
 
 Some words need more than their aligned digit: ``mốt``/``lăm``/``tư`` exist only after a tens
 digit ≥ 2 (``mười lăm``: ≥ 1 for ``lăm``), ``linh`` and ``零`` only before a later non-zero
-digit, ``二``/``两`` depend on the unit that follows. ``context_digits`` lists, for each token,
-every source position that decides its form.
+digit, ``二``/``两`` depend on the unit that follows and on whether the digit leads the
+number. ``context_digits`` lists, for each token, every source position that decides its form.
 
 Choices (documented; the tests check them against hand-verified tables):
 
@@ -35,15 +35,17 @@ Vietnamese — the northern standard (Hanoi):
     2 000 = ``hai nghìn``.
   * thousands are read as a number of 1..99 before ``nghìn``: 21 000 = ``hai mươi mốt nghìn``.
 
-Chinese — Mainland standard, as numbers are read aloud:
-  * ``两`` for a digit 2 directly before ``百``, ``千`` or ``万`` (两百, 两千, 两万, 一万两千两百):
-    the spoken form for counting amounts (二百 is also correct; ``两`` is what most speakers
-    say for 千 and 万, and one rule for all three units keeps the choice consistent). ``二``
-    before ``十`` and as the units digit: 二十二, 一百零二.
+Chinese — the standard written form of 《现代汉语词典》 (entry 两 and its usage note
+  on 两/二) and of the primary-school textbooks (二百四十五):
+  * ``两`` only for a LEADING digit 2 before ``千`` or ``万``: 两千, 两万, 两万二千; everywhere else
+    ``二``: 二百, 二百二十二, 一千二百, 一万二千, 两万二千二百二十二, 二十二, 一百零二. (The colloquial
+    两百 / 一千两百 is also heard; the course writes the dictionary's form.) So the form of a 2 depends
+    on the place value of that digit and on whether it leads the number — both read off the source
+    digits, never off the words written before it.
   * ``十`` alone for 10..19 at the start of a number (十五), ``一十`` after a higher unit
     (一百一十五, 一千零一十, 一万零一十).
   * one ``零`` for each run of zeros between non-zero digits (1 005 = 一千零五, 10 010 =
-    一万零一十), none at the end (1 200 = 一千两百, 10 000 = 一万).
+    一万零一十), none at the end (1 200 = 一千二百, 10 000 = 一万).
   * ``万`` = 10 000; the range stops at 99 999 = 九万九千九百九十九.
 """
 from __future__ import annotations
@@ -172,8 +174,8 @@ def _zh(d: list[int], out) -> None:
         if power == 1 and digit == 1 and i == 0:
             out.append(("十", i, (i,)))                     # 十五: the leading 1 of 10..19 is silent
             continue
-        if digit == 2 and power >= 2:
-            out.append(("两", i, (i,)))
+        if digit == 2 and i == 0 and power >= 3:
+            out.append(("两", i, (i,)))                     # 两千, 两万: a leading 2 before 千/万 only
         else:
             out.append((ZH_DIGITS[digit], i, (i,)))
         if power:

@@ -7,12 +7,42 @@ from typing import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import numpy as np
 import torch
 
 from .fonts import use_course_fonts
-from .i18n import num, t
+from .i18n import _localize, _normalize, num, t
 from .style import weight_cmap
+
+
+class _LocalizedScalarFormatter(mticker.ScalarFormatter):
+    """matplotlib's default tick formatter, with the marks of ``lang`` (vi: 0,2)."""
+
+    def __init__(self, lang: str):
+        super().__init__()
+        self.lang = lang
+
+    def __call__(self, x, pos=None):
+        return _localize(super().__call__(x, pos), self.lang)
+
+    def get_offset(self):
+        return _localize(super().get_offset(), self.lang)
+
+
+def localize_ticks(fig_or_ax, lang: str | None = None):
+    """Write the numeric tick labels of a Figure or Axes (its colorbars too) in the number format of
+    ``lang`` (default: the current language): vi 0,2, zh and en 0.2 (matplotlib does not group thousands).
+    Only these axes' formatters change (no rcParams); tick labels that are words (tokens) stay
+    as they are. Returns ``fig_or_ax``."""
+    lang = _normalize(lang)
+    axes = fig_or_ax.get_axes() if hasattr(fig_or_ax, "get_axes") else [fig_or_ax]
+    for ax in axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if type(axis.get_major_formatter()) is mticker.ScalarFormatter or \
+                    isinstance(axis.get_major_formatter(), _LocalizedScalarFormatter):
+                axis.set_major_formatter(_LocalizedScalarFormatter(lang))
+    return fig_or_ax
 
 
 def _course_fonts(fn):
@@ -62,8 +92,8 @@ def plot_attention(weights, queries: Sequence[str] | None = None, keys: Sequence
                 ax.text(j, i, num(v, ".2f", lang), ha="center", va="center", fontsize=7,
                         color="black" if v > 0.6 * vmax else "white")
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    return ax
+        localize_ticks(ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax, lang)
+    return localize_ticks(ax, lang)
 
 
 @_course_fonts
@@ -97,4 +127,4 @@ def plot_heads(weights, queries: Sequence[str] | None = None, keys: Sequence[str
             ax.set_xlabel("")
     if suptitle is not None:
         fig.suptitle(suptitle)
-    return fig
+    return localize_ticks(fig, lang)

@@ -56,8 +56,8 @@ from .training import (  # noqa: F401
     default_device, device_of, eval_mode, fit, num_parameters, one_cpu_thread, warmup_cosine,
 )
 from .translator_analysis import (  # noqa: F401
-    CONTEXT_WORDS, TranslatorMaps, aligned_head, alignment_mass, attention_maps, context_mass, cross_attention,
-    uniform_mass,
+    CONTEXT_GROUPS, CONTEXT_WORDS, TranslatorMaps, aligned_head, alignment_mass, attention_maps, context_mass,
+    cross_attention, uniform_mass,
 )
 
 STEPS = 800

@@ -44,20 +44,27 @@ def uniform_mass(lang: str, numbers: Sequence[int] | None = None) -> float:
 
 # Words whose form needs a source digit besides their aligned one (numwords' context_digits).
 CONTEXT_WORDS = {"vi": ("mốt", "tư", "lăm", "linh"), "zh": ("零",)}
+# The same words in groups whose extra context differs (the tens digit; a later non-zero digit).
+CONTEXT_GROUPS = {"vi": (("mốt", "tư", "lăm"), ("linh",)), "zh": (("零",),)}
 
 
-def context_mass(model, numbers: Sequence[int] | None = None) -> tuple[torch.Tensor, int]:
-    """For the words of ``CONTEXT_WORDS[lang]`` (mốt, linh, 零, …): the average cross-attention weight
-    that the query predicting the word puts on the OTHER digits that decide its form (not its aligned
-    digit), per (layer, head); and how many such words the numbers contain (held-out by default)."""
+def context_mass(model, numbers: Sequence[int] | None = None,
+                 words: Sequence[str] | None = None) -> tuple[torch.Tensor, int]:
+    """For the words of ``CONTEXT_WORDS[lang]`` (mốt, linh, 零, …; or only ``words``): the average
+    cross-attention weight that the query predicting the word puts on the OTHER digits that decide its
+    form (not its aligned digit), per (layer, head); and how many such words the numbers contain
+    (held-out by default)."""
     numbers = heldout() if numbers is None else list(numbers)
+    chosen = CONTEXT_WORDS[model.lang] if words is None else tuple(words)
+    if not set(chosen) <= set(CONTEXT_WORDS[model.lang]):
+        raise ValueError(f"words must be among {CONTEXT_WORDS[model.lang]}, got {tuple(words)}")
     src, tgt = encode(numbers, model.lang)
     R = torch.zeros(len(numbers), tgt.shape[1] - 1, src.shape[1])
     count = 0
     for b, n in enumerate(numbers):
         w = numwords.words(int(n), model.lang)
         for j, (word, a, ctx) in enumerate(zip(w.tokens, w.align, w.context_digits)):
-            if word in CONTEXT_WORDS[model.lang]:
+            if word in chosen:
                 count += 1
                 for c in ctx:
                     if c != a:

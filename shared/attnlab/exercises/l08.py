@@ -149,6 +149,10 @@ check_cache_step = printing(evaluate_cache_step)
 
 
 # ---------------------------------------------------------------------------------- aligned head
+# A head is right if it is within HEAD_MARGIN of the best decoder head's alignment mass (and at
+# least ALIGNMENT_THRESHOLD): on the lesson's CPU models 2 (vi) and 3 (zh) of the 8 heads pass;
+# a bare 60% threshold let 6 of 8 pass.
+HEAD_MARGIN = 0.05
 def _diagnose_aligned_head(model, answer, mass=None):
     if answer is None or answer is Ellipsis:
         raise NotDone
@@ -163,8 +167,9 @@ def _diagnose_aligned_head(model, answer, mass=None):
         return False, "l08.hint.head_range", {"layers": c.dec_layers, "heads": c.num_heads}
     mass = tr.alignment_mass(model) if mass is None else mass
     m = float(mass[layer - 1, head - 1])
-    fields = {"layer": layer, "head": head, "mass": round(100 * m), "pct": round(100 * tr.ALIGNMENT_THRESHOLD)}
-    if m < tr.ALIGNMENT_THRESHOLD:
+    need = max(tr.ALIGNMENT_THRESHOLD, float(mass.max()) - HEAD_MARGIN)   # only the best head(s) pass
+    fields = {"layer": layer, "head": head, "mass": round(100 * m), "pct": round(100 * need)}
+    if m < need:
         return False, "l08.hint.head_weak", fields
     return True, "l08.ok.head", fields
 

@@ -1,0 +1,176 @@
+"""Lesson 09's stepwise checks: each accepts the reference solution, rejects each typical mistake
+with its own hint, says "not done yet" for the untouched TODO; the lesson-07 plug-in reproduces
+the checkpoint's accuracy with the reference block and refuses a wrong block."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnlab.exercises import capstone_steps as cs
+from attnlab.i18n import CATALOG, t
+from exercise_checks import assert_hint, graded, todo
+from solutions import capstone as sol_block
+from solutions import capstone_steps as sol
+
+P = "capstone_steps."
+
+
+@pytest.mark.parametrize("check, fn", [(cs.check_split, sol.split_heads), (cs.check_scores, sol.attention_scores),
+                                       (cs.check_mask, sol.apply_mask), (cs.check_merge, sol.merge_heads)])
+def test_reference_passes_and_todo_is_not_done(check, fn, capsys):
+    assert graded(check, fn) is True
+    assert graded(check, todo) is None
+    out = capsys.readouterr().out
+    assert "✅" in out and "⏳" in out
+
+
+def test_check_prints_and_returns_none(capsys):
+    assert cs.check_split(sol.split_heads) is None
+    assert capsys.readouterr().out.startswith("✅")
+
+
+# ----------------------------------------------------------------------------------- split
+def split_view(x, H):
+    B, L, D = x.shape
+    return x.view(B, H, L, D // H)                                        # no transpose
+
+
+def split_wrong_features(x, H):
+    B, L, D = x.shape
+    return x.view(B, L, D // H, H).permute(0, 3, 1, 2)                    # interleaved features
+
+
+def split_flat(x, H):
+    return x
+
+
+@pytest.mark.parametrize("fn, key", [(split_view, "hint.split_no_transpose"), (split_wrong_features, "hint.split_values"),
+                                     (split_flat, "hint.split_shape")])
+def test_split_mistakes(fn, key, capsys):
+    assert_hint(cs.check_split, cs.diagnose_split, fn, P + key, capsys)
+
+
+# ----------------------------------------------------------------------------------- scores
+def scores_no_scale(q, k):
+    return q @ k.transpose(-2, -1)
+
+
+def scores_dk(q, k):
+    return q @ k.transpose(-2, -1) / q.shape[-1]
+
+
+def scores_transposed(q, k):
+    return k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def scores_sqrt_d_model(q, k):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1] * q.shape[1])  # √(H·d_k): not a factor 2 here
+
+
+def scores_flat(q, k):
+    return (q * q).sum(-1)
+
+
+@pytest.mark.parametrize("fn, key", [(scores_no_scale, "hint.scores_no_scale"), (scores_dk, "hint.scores_dk"),
+                                     (scores_transposed, "hint.scores_transposed"), (scores_sqrt_d_model, "hint.scores_values"),
+                                     (scores_flat, "hint.scores_shape")])
+def test_scores_mistakes(fn, key, capsys):
+    assert_hint(cs.check_scores, cs.diagnose_scores, fn, P + key, capsys)
+
+
+# ----------------------------------------------------------------------------------- mask
+def mask_inverted(scores, mask):
+    return scores.masked_fill(mask, float("-inf"))
+
+
+def mask_zero(scores, mask):
+    return scores.masked_fill(~mask, 0.0)
+
+
+def mask_multiply(scores, mask):
+    return scores * mask
+
+
+def mask_large_negative(scores, mask):
+    return scores.masked_fill(~mask, -1e9)                                 # right too: same weights
+
+
+def mask_only_causal(scores, mask):
+    T = scores.shape[-1]
+    return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+
+
+def mask_squeezed(scores, mask):
+    return scores.masked_fill(~mask, float("-inf"))[0]
+
+
+@pytest.mark.parametrize("fn, key", [(mask_inverted, "hint.mask_inverted"), (mask_zero, "hint.mask_zero"),
+                                     (mask_multiply, "hint.mask_zero"), (mask_only_causal, "hint.mask_values"),
+                                     (mask_squeezed, "hint.mask_shape")])
+def test_mask_mistakes(fn, key, capsys):
+    assert_hint(cs.check_mask, cs.diagnose_mask, fn, P + key, capsys)
+
+
+def test_mask_accepts_a_large_negative_number():
+    assert cs.diagnose_mask(mask_large_negative)[0] is True
+
+
+# ----------------------------------------------------------------------------------- merge
+def merge_no_transpose(x):
+    B, H, T, d_k = x.shape
+    return x.reshape(B, T, H * d_k)
+
+
+def merge_wrong_order(x):
+    B, H, T, d_k = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)                   # features interleaved
+
+
+def merge_keep_heads(x):
+    return x.transpose(1, 2)
+
+
+@pytest.mark.parametrize("fn, key", [(merge_no_transpose, "hint.merge_no_transpose"), (merge_wrong_order, "hint.merge_values"),
+                                     (merge_keep_heads, "hint.merge_shape")])
+def test_merge_mistakes(fn, key, capsys):
+    assert_hint(cs.check_merge, cs.diagnose_merge, fn, P + key, capsys)
+
+
+# ----------------------------------------------------------------------------------- lesson 07's model
+def test_reference_block_in_tiny_model_reproduces_the_checkpoint():
+    ok, key, fields = cs.diagnose_in_tiny_model(sol_block.TransformerBlock)
+    assert (ok, key) == (True, P + "ok.tiny")
+    assert fields["mine"] == fields["ref"]
+
+
+class PostLNAlways(sol_block.TransformerBlock):
+    """Ignores norm_first: a post-LN block in a pre-LN model."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, dropout=dropout, norm_first=False)
+
+
+class Skeleton(torch.nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x, mask=None):
+        return None
+
+
+def test_wrong_block_in_tiny_model_is_refused_and_skeleton_is_not_done():
+    ok, key, fields = cs.diagnose_in_tiny_model(PostLNAlways)
+    assert (ok, key) == (False, P + "hint.tiny_differs")
+    assert float(fields["mine"].replace(",", ".")) < float(fields["ref"].replace(",", "."))
+    assert cs.evaluate_in_tiny_model(Skeleton).ok is None
+
+
+def test_every_message_has_three_languages():
+    keys = [k for k in CATALOG if k.startswith(P)]
+    assert len(keys) >= 25
+    for k in keys:
+        assert set(CATALOG[k]) >= {"vi", "zh", "en"}
+        for lang in ("vi", "zh", "en"):
+            assert t(k, lang, got=(1, 2), want=(1, 2), mine="1", ref="1")
