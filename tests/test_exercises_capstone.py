@@ -235,11 +235,13 @@ def test_the_reference_agrees_with_pytorch():
 
 
 def test_the_dropout_draws_are_the_reference_blocks():
-    """The checker's training-mode oracle draws dropout exactly as attnlab.TransformerBlock does."""
+    """The checker's training-mode oracle draws dropout exactly as attnlab.TransformerBlock does with the
+    exercise's layout: dropout on each sublayer's output and inside the FFN, none on the attention
+    weights (the student's MultiHeadAttention has no dropout of its own: attn_dropout=0)."""
     x = torch.randn(2, 6, 12, generator=torch.Generator().manual_seed(0))
     for norm_first in (False, True):
         ref = capstone._reference_block(norm_first)
-        train = attnlab.TransformerBlock(12, 3, 20, dropout=capstone.P_DROP, norm_first=norm_first)
+        train = attnlab.TransformerBlock(12, 3, 20, dropout=capstone.P_DROP, norm_first=norm_first, attn_dropout=0.0)
         train.load_state_dict(ref.state_dict())
         train.train()
         torch.manual_seed(7)
