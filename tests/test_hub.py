@@ -26,6 +26,8 @@ import classroom  # noqa: E402
 import publish_course  # noqa: E402
 import singleuser  # noqa: E402
 
+pytestmark = pytest.mark.slow      # starts JupyterHub, two servers and their kernels (about 2 minutes)
+
 CULL_TIMEOUT = 40    # seconds idle before the culler stops a server (3600 on a real hub)
 STUDENTS = {"an": "course-vi", "binh": "course-zh"}
 LESSON = {"an": "attnlab-course/lessons_vi/01_self_attention.ipynb",
