@@ -643,3 +643,54 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
         assert not [e for e in errors if re.search(r"widget|attnlab", e, re.IGNORECASE)], errors
     finally:
         context.close()
+
+
+def kernels_of(server: Server) -> list[int]:
+    """Pids of the kernels the server started (its session: ``start_new_session``), from /proc."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:                                # gone meanwhile
+            continue
+        session = int(stat.rsplit(")", 1)[1].split()[3])  # fields after "(comm)": state ppid pgrp session
+        if session == server.proc.pid and "ipykernel" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="counts kernels in /proc (Linux)")
+def test_voila_close_and_reload_leave_no_kernel(request, browser):
+    """Five loads of the dashboard, each closed (or reloaded) in a real browser: the page's kernel is
+    shut down by the page itself (Voilà's beforeunload request, which needs the ``_xsrf`` cookie that
+    attnlab_server.XsrfCookieIdentityProvider sets), not left to the 10-minute culler."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    before = set(kernels_of(voila_app))
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        for load in range(5):
+            if load % 2 == 0:
+                page.goto(f"{voila_app.url}/?token={voila_app.token}")
+            else:
+                page.reload()
+            page.wait_for_selector(".attnlab-svg")
+            assert "_xsrf" in {c["name"] for c in context.cookies()}, "no _xsrf cookie: the shutdown is refused"
+            if load % 2 == 0 and load < 4:
+                continue                               # the next load is a reload of this page
+            page.close(run_before_unload=True)
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+        page.close(run_before_unload=True)
+        deadline = time.monotonic() + 30
+        while len(set(kernels_of(voila_app)) - before) > 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        left = set(kernels_of(voila_app)) - before
+        assert len(left) <= 1, f"{len(left)} kernels left after 5 loads: {voila_app.tail()}"
+    finally:
+        context.close()
