@@ -43,7 +43,7 @@ EXPLORER_CALL = re.compile(r"\b(explore|AttentionExplorer)\s*\(")
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-dev-shm-usage"]
-TIMEOUT_MS = 120_000
+TIMEOUT_MS = int(os.environ.get('T_MS', 120_000))
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 
 try:
@@ -283,7 +283,17 @@ def timed(page, explorer, action, where: str = ".attnlab-heatmap") -> float:
     return page.evaluate("start => window.__attnlabPainted - (window.__attnlabInput ?? start)", start)
 
 
+def reveal(explorer, control: str) -> None:
+    """Large-font mode keeps the secondary settings behind "More settings": open it if needed."""
+    widget = explorer.locator(f".attnlab-control-{control}")
+    if not widget.is_visible():
+        more = explorer.locator(".attnlab-more")
+        more.click()
+        widget.wait_for(state="visible")
+
+
 def next_option(explorer, control: str):
+    reveal(explorer, control)
     select = explorer.locator(f".attnlab-control-{control} select")
     n = select.locator("option").count()
     index = (select.evaluate("s => s.selectedIndex") + 1) % n
@@ -291,6 +301,7 @@ def next_option(explorer, control: str):
 
 
 def toggle(explorer, control: str):
+    reveal(explorer, control)
     box = explorer.locator(f".attnlab-control-{control} input[type=checkbox]")
     return lambda: box.click()
 
@@ -563,12 +574,14 @@ VIEWPORTS = {"1280x720": dict(viewport={"width": 1280, "height": 720}),
 
 
 def select_value(explorer, control: str, label: str) -> None:
+    reveal(explorer, control)
     select = explorer.locator(f".attnlab-control-{control} select")
-    if select.evaluate("s => s.options[s.selectedIndex].text") != label:
+    if select.evaluate("s => s.options[s.selectedIndex].text").replace("\xa0", " ") != label.replace("\xa0", " "):
         timed(explorer.page, explorer, lambda: select.select_option(label=label))
 
 
 def set_checkbox(explorer, control: str, on: bool) -> None:
+    reveal(explorer, control)
     box = explorer.locator(f".attnlab-control-{control} input[type=checkbox]")
     if box.is_checked() != on:
         timed(explorer.page, explorer, lambda: box.click())
@@ -692,5 +705,99 @@ def test_voila_close_and_reload_leave_no_kernel(request, browser):
             time.sleep(0.5)
         left = set(kernels_of(voila_app)) - before
         assert len(left) <= 1, f"{len(left)} kernels left after 5 loads: {voila_app.tail()}"
+    finally:
+        context.close()
+
+
+# ----------------------------------------------------------------------------- fits the screen (issue 20)
+
+SCREENS = {"1024x768": (1024, 768), "1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+LANG_NAMES = {"vi": "Tiếng Việt", "zh": "中文", "en": "English"}
+# What must be on screen at once: every label, the key labels, the axis titles, the legend.
+EXTENT = """root => {
+    const svg = root.querySelector('.attnlab-svg'), legend = root.querySelector('.attnlab-legend');
+    const boxes = [...svg.querySelectorAll('text:not(.t)')].map(e => e.getBoundingClientRect())
+        .concat([svg.getBoundingClientRect(), legend.getBoundingClientRect()]);
+    const label = svg.querySelector('.q');
+    return {bottom: Math.max(...boxes.map(b => b.bottom)), right: Math.max(...boxes.map(b => b.right)),
+            left: Math.min(...boxes.map(b => b.left)), top: svg.getBoundingClientRect().top,
+            label: parseFloat(getComputedStyle(svg).fontSize) * svg.getScreenCTM().a,
+            legend: legend.getBoundingClientRect().bottom,
+            controls: root.querySelector('.attnlab-controls').getBoundingClientRect().bottom,
+            scroll: document.scrollingElement.scrollHeight - innerHeight};
+}"""
+FIT_CASES = (("1 head", 1), ("2 heads", 2), ("4 heads", 4), ("8 heads", 8), ("translator", None))
+
+
+def show_case(explorer, case, lang: str) -> None:
+    model = explorer.locator(".attnlab-control-model select")
+    name, heads = case
+    page = explorer.page
+    if heads is None:
+        timed(page, explorer, lambda: model.select_option(index=TRANSLATOR_INDEX["vi"]))
+        select_value(explorer, "head", explorer.locator(".attnlab-control-head option").nth(1).inner_text())
+        return
+    if model.evaluate("s => s.selectedIndex") != MODEL_INDEX["random"]:
+        timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"]))
+    select_value(explorer, "num_heads", str(heads))
+    select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_voila_dashboard_fits_the_screen(request, browser, screen):
+    """At 1024x768, 1280x720 and 1920x1080, in vi and zh, normal and large font: 1, 2, 4, 8 heads and one
+    head of the translator have every label, the key labels and the legend on screen without scrolling;
+    a note or a language switch does not move the heatmap; large font makes the labels larger."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    width, height = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    figures = {}
+    try:
+        page.goto(f"{voila_app.url}/?token={voila_app.token}&lang=vi")
+        explorer = page.locator(".attnlab-explorer")
+        explorer.wait_for()
+        page.wait_for_selector(".attnlab-svg")
+        for lang in ("vi", "zh"):
+            select_value(explorer, "lang", LANG_NAMES[lang])
+            for large in (False, True):
+                set_checkbox(explorer, "large", large)
+                for case in FIT_CASES:
+                    show_case(explorer, case, lang)
+                    assert_no_warning(explorer, case)
+                    e = explorer.evaluate(EXTENT)
+                    where = f"{screen} {lang} large={large} {case[0]}"
+                    figures[where] = (round(e["label"], 1), round(e["bottom"]))
+                    assert e["bottom"] <= height and e["legend"] <= height, (where, e)
+                    assert e["left"] >= 0 and e["right"] <= width, (where, e)
+                    assert e["scroll"] <= 0 or e["bottom"] <= height, (where, e)
+        print(f"\nlabel px, bottom px at {screen}:", figures)
+        for lang in ("vi", "zh"):
+            for case in FIT_CASES:
+                small = figures[f"{screen} {lang} large=False {case[0]}"][0]
+                big = figures[f"{screen} {lang} large=True {case[0]}"][0]
+                assert big >= small, (screen, lang, case, small, big)
+        # No jump: a note (left padding + causal mask: queries that see no key) appears below the heatmap,
+        # and the controls take as many rows in every language.
+        set_checkbox(explorer, "large", False)
+        show_case(explorer, FIT_CASES[3], "zh")
+        top = explorer.evaluate(EXTENT)["top"]
+        select_value(explorer, "pad_side", explorer.locator(".attnlab-control-pad_side option").nth(1).inner_text())
+        select_value(explorer, "mask", explorer.locator(".attnlab-control-mask option").nth(3).inner_text())
+        assert "⚠" not in explorer.locator(".attnlab-notes").inner_text()
+        assert explorer.locator(".attnlab-message").count() == 1, "no note for queries that see no key"
+        assert explorer.evaluate(EXTENT)["top"] == top
+        tops = {}
+        for lang in ("en", "vi", "zh"):
+            select_value(explorer, "lang", LANG_NAMES[lang])
+            page.wait_for_function("lang => document.querySelector('.attnlab-fig').lang.startsWith(lang)", arg=lang)
+            tops[lang] = explorer.evaluate(EXTENT)["top"]
+        assert len(set(tops.values())) == 1, tops
+    except Exception:
+        page.screenshot(path="/tmp/fit_fail.png")
+        print("FIGURES", figures)
+        raise
     finally:
         context.close()
