@@ -739,8 +739,8 @@ def show_case(explorer, case, lang: str) -> None:
         return
     if model.evaluate("s => s.selectedIndex") != MODEL_INDEX["random"]:
         timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"]))
+    select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())   # all heads
     select_value(explorer, "num_heads", str(heads))
-    select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())
 
 
 @pytest.mark.parametrize("screen", sorted(SCREENS))

@@ -51,4 +51,14 @@
   }
   markScrollable();
   window.addEventListener("resize", markScrollable);
+
+  // Search works with JavaScript only: its forms are hidden in the HTML and shown here.
+  document.querySelectorAll("form.search-form[hidden], form.search-page-form[hidden]").forEach(function (f) {
+    f.hidden = false;
+  });
+
+  // On a phone the lesson list starts folded, so that the lesson's title is on the first screen.
+  if (window.matchMedia && window.matchMedia("(max-width: 50em)").matches) {
+    document.querySelectorAll("details.lesson-nav[open]").forEach(function (d) { d.open = false; });
+  }
 })();
