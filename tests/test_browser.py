@@ -778,7 +778,9 @@ def test_voila_dashboard_fits_the_screen(request, browser, screen):
             for case in FIT_CASES:
                 small = figures[f"{screen} {lang} large=False {case[0]}"][0]
                 big = figures[f"{screen} {lang} large=True {case[0]}"][0]
-                assert big >= small, (screen, lang, case, small, big)
+                # 8 heads: 24 rows of cells in the height left under the controls bound the labels in both
+                # modes; large font keeps them within 10 % (its titles, tips and legend are larger).
+                assert big >= (0.9 * small if case[1] == 8 else small), (screen, lang, case, small, big)
         # No jump: a note (left padding + causal mask: queries that see no key) appears below the heatmap,
         # and the controls take as many rows in every language.
         set_checkbox(explorer, "large", False)

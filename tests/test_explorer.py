@@ -840,3 +840,54 @@ def test_real_translator_in_the_widget_locked_controls_and_bad_input(lang):
     w.controls["sentence"].value = "2024"
     assert "⚠" not in w.message.value and w.heatmap.value != good_png
     assert _svg_labels(w.heatmap.value)[1] == ["2", "0", "2", "4"]
+
+
+# ----------------------------------------------------------------------------- fits the screen (issue 20)
+
+def test_query_settings_read_lang_and_large_from_the_page_address(monkeypatch):
+    qs = ex.widgets.query_settings
+    assert qs("lang=vi&large=1") == {"lang": "vi", "large": True}
+    assert qs("token=abc&lang=ZH&large=off") == {"lang": "zh", "large": False}
+    assert qs("lang=fr&large=maybe&x=1") == {} and qs("") == {}
+    monkeypatch.setenv("QUERY_STRING", "lang=vi&large=yes")          # what Voilà gives each page's kernel
+    w = ex.dashboard()
+    assert (w.state.lang, w.state.large, w.controls["large"].value) == ("vi", True, True)
+    assert w.state.sentence == t("example.long", "vi") and ex.widgets.LARGE_CLASS in w._dom_classes
+
+
+def test_example_sentence_follows_the_language_a_typed_one_stays():
+    w = attnlab.explore(lang="vi")
+    assert w.state.sentence == t("example.long", "vi")
+    w.controls["lang"].value = "zh"
+    assert w.controls["sentence"].value == w.state.sentence == t("example.long", "zh")
+    w.controls["sentence"].value = "tôi học máy"
+    w.controls["lang"].value = "en"
+    assert w.controls["sentence"].value == w.state.sentence == "tôi học máy"
+    w2 = attnlab.explore(lang="en")
+    w2.controls["model"].value = "trained"                       # a model mode: its digits stay in the box
+    w2.controls["lang"].value = "vi"
+    assert w2.controls["sentence"].value == w2.state.digits
+    w2.controls["model"].value = "random"
+    assert w2.controls["sentence"].value == t("example.long", "vi")
+
+
+def test_layout_fits_the_box_under_the_controls_and_picks_the_arrangement():
+    for heads, T in ((1, 12), (2, 12), (4, 12), (8, 12), (8, 32), (16, 6)):
+        for large in (False, True):
+            L = svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, large)
+            assert L.height <= svg.WIDTH / svg.ASPECT + 1e-6, (heads, T, large)
+            assert L.R * L.C >= heads and (L.R - 1) * L.C < heads
+            if large:
+                assert L.tick >= svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, False).tick
+    assert svg.grid_shape(8) == (2, 4) and svg.grid_shape(2) == (1, 2) and svg.grid_shape(1) == (1, 1)
+
+
+def test_top_row_tips_leave_the_head_titles_free():
+    root = parse_svg(render(ExplorerState(num_heads=4)))
+    titles = [e for e in root.iter(SVG_NS + "text") if e.get("class") == "ht"]
+    tips = [e for e in root.find(f"{SVG_NS}g[@class='row r0']") if e.tag == SVG_NS + "text" and "t" in e.get("class", "").split()]
+    fs = svg.FONT[False]
+    assert titles and tips
+    lowest_title = max(float(e.get("y")) for e in titles) + 0.25 * fs             # baseline + descent
+    highest_tip = min(float(e.get("y")) for e in tips) - 0.95 * fs * 0.8          # baseline - ascent of a tip
+    assert highest_tip > lowest_title, (highest_tip, lowest_title)

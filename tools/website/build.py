@@ -202,7 +202,8 @@ class PageRenderer(mistune.HTMLRenderer):
         return f'<div class="math-display">{render_math(text, True)}</div>\n'
 
     def inline_math(self, text):
-        return render_math(text, False)
+        # In a box that scrolls on a phone if the formula is wider than the screen (site.css).
+        return f'<span class="math-inline">{render_math(text, False)}</span>'
 
     def link(self, text, url, title=None):
         url = self.site.rewrite(url, self.src_dir, self.page)
@@ -474,8 +475,8 @@ def build_lessons(site: Site, env: jinja2.Environment) -> None:
                        switch=switch, switch_same=other in lesson.langs,
                        colab=site.course.colab_url(nb_rel), binder=binder_url(site.course, nb_rel),
                        prev=mine[i - 1] if i > 0 else None, next=mine[i + 1] if i + 1 < len(mine) else None,
-                       toc=[(hid, Markup(text)) for level, hid, text in headings if level == 2],
-                       toc_numbered=all(re.match(r"\s*\d", strip_tags(text)) for level, _, text in headings if level == 2))
+                       toc=[(hid, Markup(text), bool(re.match(r"\s*\d", strip_tags(text))))
+                            for level, hid, text in headings if level == 2])
             site.pages[page] = env.get_template("lesson.html").render(ctx)
             page_title = lesson_label(site, lesson, lang)
             for hid, sec_title, text in sections:

@@ -73,6 +73,8 @@ body.jp-Notebook .attnlab-screen { height: calc(100vh - 24px); min-height: 24em;
 .attnlab-projector .widget-toggle-button { min-height: 36px; height: auto; }
 .attnlab-projector .widget-label-basic span, .attnlab-projector .widget-label { line-height: 36px; }
 .attnlab-projector .attnlab-controls { grid-template-columns: repeat(auto-fill, minmax(13em, 1fr)); }
+.attnlab-projector .attnlab-controls > .attnlab-control-sentence { grid-column: span 1; }
+.attnlab-projector .attnlab-notes { min-height: 1.4em; }
 .attnlab-legend > span:nth-child(-n+2) { white-space: nowrap; }
 """.replace("%(zh_font)s", svg.ZH_FONT_FAMILY)
 STYLE_HTML = f"<style>{PAGE_CSS}{svg.GLOBAL_CSS}</style>"

@@ -44,7 +44,7 @@
 
   // Scrollable blocks (wide outputs, formulas, tables) must be reachable by keyboard.
   function markScrollable() {
-    document.querySelectorAll("pre, .math-display, .table-wrap").forEach(function (el) {
+    document.querySelectorAll("pre, .math-display, .math-inline, .table-wrap").forEach(function (el) {
       if (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) el.setAttribute("tabindex", "0");
       else if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
     });
