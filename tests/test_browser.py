@@ -232,6 +232,8 @@ def latency(request):
         reporter.write_line("")
         reporter.write_sep("-", "explorer latency in the browser (control change -> new heatmap)")
         for where, ms in samples.items():
+            if not ms:
+                continue
             ms = sorted(ms)
             p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
             reporter.write_line(f"{where}: n={len(ms)} median {statistics.median(ms):.0f} ms, "
@@ -485,6 +487,14 @@ def test_explorer_in_jupyter(request, ui, notebook, latency):
     explorers = page.locator(".attnlab-explorer")
     explorers.first.wait_for()
     assert explorers.count() >= 1
+    # Fits the screen in a lesson too: with the explorer scrolled to the top of the notebook, the whole
+    # heatmap, its labels and its legend are in the window (the notebook is the CSS size container).
+    first = explorers.first
+    first.locator(".attnlab-svg").wait_for()
+    first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    e = first.evaluate(EXTENT)
+    assert e["bottom"] <= page.viewport_size["height"] and e["legend"] <= page.viewport_size["height"], e
+    assert e["bottom"] - e["top"] > 200, e                       # and not squeezed into a strip
     for k in range(explorers.count()):
         exercise_explorer(page, explorers.nth(k), latency.setdefault(ui, []))
     assert_no_error_output(page, cells_allowed_to_fail(notebook))
@@ -801,5 +811,53 @@ def test_voila_dashboard_fits_the_screen(request, browser, screen):
         page.screenshot(path="/tmp/fit_fail.png")
         print("FIGURES", figures)
         raise
+    finally:
+        context.close()
+
+
+def test_voila_opens_ready_for_the_room(request, browser):
+    """``?lang=zh&large=1`` opens the dashboard in Chinese, large font, and a reload keeps it; the tab
+    says what it is; Chinese text carries lang="zh-Hans" and a Simplified Chinese font; every control
+    gets a 3 px focus ring from the keyboard; the example sentence is in the UI language."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        from attnlab.i18n import t
+
+        page.goto(f"{voila_app.url}/?token={voila_app.token}&lang=zh&large=1")
+        title = json.loads((ROOT / EXPLORER_NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["title"]
+        for load in range(2):
+            explorer = page.locator(".attnlab-explorer")
+            explorer.wait_for()
+            page.wait_for_selector(".attnlab-svg")
+            assert page.title() == title
+            lang = explorer.locator(".attnlab-control-lang select")
+            assert lang.evaluate("s => s.options[s.selectedIndex].text") == "中文", load
+            assert explorer.locator(".attnlab-control-large input").is_checked(), load
+            assert explorer.locator(".attnlab-control-sentence input").input_value() == t("example.long", "zh")
+            for part in (".attnlab-fig", ".attnlab-prose"):
+                assert explorer.locator(part).get_attribute("lang") == "zh-Hans", part
+            label = explorer.locator(".attnlab-control-mask .widget-label")
+            assert label.evaluate("e => getComputedStyle(e).fontFamily").startswith('"Noto Sans CJK SC"')
+            if load == 0:
+                page.reload()
+        # Keyboard: Tab reaches every visible control, each with a 3 px ring.
+        rings = {}
+        page.locator("body").click(position={"x": 2, "y": 700})
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            focused = page.evaluate("""() => { const e = document.activeElement, w = e.closest('[class*=attnlab-control-], .attnlab-more');
+                return w ? [[...w.classList].find(c => c.startsWith('attnlab-control-') || c === 'attnlab-more'),
+                            getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineStyle] : null; }""")
+            if focused:
+                rings[focused[0]] = focused[1:]
+        visible = explorer.evaluate("""e => [...e.querySelectorAll('[class*=attnlab-control-], .attnlab-more')]
+            .filter(w => w.offsetParent !== null && !w.querySelector(':disabled'))
+            .map(w => [...w.classList].find(c => c.startsWith('attnlab-control-') || c === 'attnlab-more'))""")
+        assert set(visible) <= set(rings), (visible, rings)
+        assert all(r == ["3px", "solid"] for r in rings.values()), rings
     finally:
         context.close()

@@ -512,12 +512,16 @@ def test_phone_reading_details(site, browser_context, server):
                 assert all(style == "none" for style, numbered in toc if numbered), (lang, stem, toc[:3])
                 assert not page.locator("details.lesson-nav").evaluate("d => d.open")
         page.goto(server + f"vi/{lesson_stems('vi')[0]}.html", wait_until="load")
-        link = page.locator("a.figure-link").first
-        src = link.locator("img").get_attribute("src")
+        link = page.locator("a.figure-link").nth(1)
+        img = link.locator("img")
+        img.scroll_into_view_if_needed()
+        shown, natural = img.evaluate("i => i.decode().then(() => [i.getBoundingClientRect().width, i.naturalWidth])")
+        src = img.get_attribute("src")
         link.click()
         page.wait_for_load_state("load")
         assert page.url.endswith(src.lstrip("./").split("/", 1)[-1])
-        assert page.evaluate("() => document.images[0].naturalWidth") > 390
+        assert page.evaluate("() => document.images[0].naturalWidth") == natural >= shown   # the full-size PNG
+        print("\nfigure on the phone:", shown, "px shown, opens at", natural, "px")
     finally:
         context.close()
 
@@ -571,7 +575,7 @@ def test_code_font_draws_vietnamese_letters_whole(server, page):
         c.font = `${st.fontSize} ${st.fontFamily}`;
         return [...letters].map(ch => c.measureText(ch).width / size);
     }""", letters)
-    assert max(widths) < 0.7 and min(widths) > 0.4, dict(zip(letters, widths))     # no letter built from pieces
+    assert max(widths) < 0.8 and min(widths) > 0.4, dict(zip(letters, widths))     # no letter built from pieces
     cdp = page.context.new_cdp_session(page)
     cdp.send("DOM.enable")
     cdp.send("CSS.enable")

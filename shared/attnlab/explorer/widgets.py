@@ -43,7 +43,7 @@ PAGE_CSS = """
 .attnlab-controls { display: grid !important; grid-template-columns: repeat(auto-fill, minmax(14em, 1fr));
   gap: 0.25em 1.2em; align-items: center; }
 .attnlab-controls > * { width: auto !important; min-width: 0; max-width: none !important; margin: 0 !important; }
-.attnlab-controls > .attnlab-control-sentence { grid-column: span 2; }
+.attnlab-controls > :is(.attnlab-control-sentence, .attnlab-control-model, .attnlab-control-pad) { grid-column: span 2; }
 .attnlab-controls .widget-label { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 60%; }
 .attnlab-controls .widget-dropdown > select, .attnlab-controls .widget-text > input { flex: 1 1 auto; min-width: 0; }
 .attnlab-controls .widget-hslider .slider-container { min-width: 3em; }
