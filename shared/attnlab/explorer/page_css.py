@@ -10,7 +10,7 @@ PAGE_CSS = """
   align-items: center; gap: 0.3em; }
 .attnlab-explorer .widget-checkbox input[type=checkbox] { width: 1em; height: 1em; margin: 0; }
 .attnlab-explorer .widget-dropdown select { width: auto; max-width: 100%; }
-.attnlab-explorer :is(select, input, button):focus-visible { outline: 3px solid #1a5fb4; outline-offset: 1px; }
+.attnlab-explorer :is(select, input, button):focus-visible { outline: 3px solid #1a5fb4 !important; outline-offset: 1px; }
 .attnlab-lang-zh, .attnlab-lang-zh select, .attnlab-lang-zh input, .attnlab-lang-zh button,
 .attnlab-explorer :lang(zh) { font-family: %(zh_font)s; }
 /* The controls: a grid of equal cells, so that how many rows they take depends on the width and on
