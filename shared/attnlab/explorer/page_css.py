@@ -11,8 +11,8 @@ PAGE_CSS = """
 .attnlab-explorer .widget-checkbox input[type=checkbox] { width: 1em; height: 1em; margin: 0; }
 .attnlab-explorer .widget-dropdown select { width: auto; max-width: 100%; }
 .attnlab-explorer :is(select, input, button):focus-visible { outline: 3px solid #1a5fb4 !important; outline-offset: 1px; }
-.attnlab-lang-zh, .attnlab-lang-zh select, .attnlab-lang-zh input, .attnlab-lang-zh button,
-.attnlab-explorer :lang(zh) { font-family: %(zh_font)s; }
+.attnlab-lang-zh, .attnlab-lang-zh select, .attnlab-lang-zh input, .attnlab-lang-zh button {
+  font-family: %(zh_font)s; }
 /* The controls: a grid of equal cells, so that how many rows they take depends on the width and on
    which controls are shown, never on the language of their labels (the heatmap does not move). */
 .attnlab-controls { display: grid !important; grid-template-columns: repeat(auto-fill, minmax(14em, 1fr));

@@ -52,7 +52,7 @@ GLOBAL_CSS = """
   border: 1px solid #888; margin-right: 0.35em; }
 .attnlab-fig .attnlab-colorbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #888; margin: 0 0.35em; }
-.attnlab-fig:lang(zh), .attnlab-svg:lang(zh) { font-family: %(zh_font)s; }
+.attnlab-fig[lang="zh-Hans"] { font-family: %(zh_font)s; }
 .attnlab-svg { display: block; width: 100%%; height: auto; overflow: visible; user-select: none; }
 .attnlab-svg .row > text.t { display: none; pointer-events: none; font-weight: 700; paint-order: stroke;
   stroke: #ffffff; stroke-width: 0.28em; stroke-linejoin: round; fill: #000000; text-anchor: end; }
