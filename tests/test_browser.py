@@ -43,7 +43,7 @@ EXPLORER_CALL = re.compile(r"\b(explore|AttentionExplorer)\s*\(")
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-dev-shm-usage"]
-TIMEOUT_MS = int(os.environ.get('T_MS', 120_000))
+TIMEOUT_MS = 120_000
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 
 try:
@@ -807,10 +807,6 @@ def test_voila_dashboard_fits_the_screen(request, browser, screen):
             page.wait_for_function("lang => document.querySelector('.attnlab-fig').lang.startsWith(lang)", arg=lang)
             tops[lang] = explorer.evaluate(EXTENT)["top"]
         assert len(set(tops.values())) == 1, tops
-    except Exception:
-        page.screenshot(path="/tmp/fit_fail.png")
-        print("FIGURES", figures)
-        raise
     finally:
         context.close()
 
