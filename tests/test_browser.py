@@ -233,6 +233,8 @@ def latency(request):
         reporter.write_line("")
         reporter.write_sep("-", "explorer latency in the browser (control change -> new heatmap)")
         for where, ms in samples.items():
+            if not ms:
+                continue
             ms = sorted(ms)
             p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
             reporter.write_line(f"{where}: n={len(ms)} median {statistics.median(ms):.0f} ms, "
@@ -284,7 +286,17 @@ def timed(page, explorer, action, where: str = ".attnlab-heatmap") -> float:
     return page.evaluate("start => window.__attnlabPainted - (window.__attnlabInput ?? start)", start)
 
 
+def reveal(explorer, control: str) -> None:
+    """Large-font mode keeps the secondary settings behind "More settings": open it if needed."""
+    widget = explorer.locator(f".attnlab-control-{control}")
+    if not widget.is_visible():
+        more = explorer.locator(".attnlab-more")
+        more.click()
+        widget.wait_for(state="visible")
+
+
 def next_option(explorer, control: str):
+    reveal(explorer, control)
     select = explorer.locator(f".attnlab-control-{control} select")
     n = select.locator("option").count()
     index = (select.evaluate("s => s.selectedIndex") + 1) % n
@@ -292,6 +304,7 @@ def next_option(explorer, control: str):
 
 
 def toggle(explorer, control: str):
+    reveal(explorer, control)
     box = explorer.locator(f".attnlab-control-{control} input[type=checkbox]")
     return lambda: box.click()
 
@@ -475,6 +488,14 @@ def test_explorer_in_jupyter(request, ui, notebook, latency):
     explorers = page.locator(".attnlab-explorer")
     explorers.first.wait_for()
     assert explorers.count() >= 1
+    # Fits the screen in a lesson too: with the explorer scrolled to the top of the notebook, the whole
+    # heatmap, its labels and its legend are in the window (the notebook is the CSS size container).
+    first = explorers.first
+    first.locator(".attnlab-svg").wait_for()
+    first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    e = first.evaluate(EXTENT)
+    assert e["bottom"] <= page.viewport_size["height"] and e["legend"] <= page.viewport_size["height"], e
+    assert e["bottom"] - e["top"] > 200, e                       # and not squeezed into a strip
     for k in range(explorers.count()):
         exercise_explorer(page, explorers.nth(k), latency.setdefault(ui, []))
     assert_no_error_output(page, cells_allowed_to_fail(notebook))
@@ -564,12 +585,14 @@ VIEWPORTS = {"1280x720": dict(viewport={"width": 1280, "height": 720}),
 
 
 def select_value(explorer, control: str, label: str) -> None:
+    reveal(explorer, control)
     select = explorer.locator(f".attnlab-control-{control} select")
-    if select.evaluate("s => s.options[s.selectedIndex].text") != label:
+    if select.evaluate("s => s.options[s.selectedIndex].text").replace("\xa0", " ") != label.replace("\xa0", " "):
         timed(explorer.page, explorer, lambda: select.select_option(label=label))
 
 
 def set_checkbox(explorer, control: str, on: bool) -> None:
+    reveal(explorer, control)
     box = explorer.locator(f".attnlab-control-{control} input[type=checkbox]")
     if box.is_checked() != on:
         timed(explorer.page, explorer, lambda: box.click())
@@ -642,5 +665,196 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
             assert_nothing_clipped(explorer, "large, 32 tokens")
         assert page.locator(STDERR).count() == 0
         assert not [e for e in errors if re.search(r"widget|attnlab", e, re.IGNORECASE)], errors
+    finally:
+        context.close()
+
+
+def kernels_of(server: Server) -> list[int]:
+    """Pids of the kernels the server started (its session: ``start_new_session``), from /proc."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:                                # gone meanwhile
+            continue
+        session = int(stat.rsplit(")", 1)[1].split()[3])  # fields after "(comm)": state ppid pgrp session
+        if session == server.proc.pid and "ipykernel" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="counts kernels in /proc (Linux)")
+def test_voila_close_and_reload_leave_no_kernel(request, browser):
+    """Five loads of the dashboard, each closed (or reloaded) in a real browser: the page's kernel is
+    shut down by the page itself (Voilà's beforeunload request, which needs the ``_xsrf`` cookie that
+    attnlab_server.XsrfCookieIdentityProvider sets), not left to the 10-minute culler."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    before = set(kernels_of(voila_app))
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        for load in range(5):
+            if load % 2 == 0:
+                page.goto(f"{voila_app.url}/?token={voila_app.token}")
+            else:
+                page.reload()
+            page.wait_for_selector(".attnlab-svg")
+            assert "_xsrf" in {c["name"] for c in context.cookies()}, "no _xsrf cookie: the shutdown is refused"
+            if load % 2 == 0 and load < 4:
+                continue                               # the next load is a reload of this page
+            page.close(run_before_unload=True)
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+        page.close(run_before_unload=True)
+        deadline = time.monotonic() + 30
+        while len(set(kernels_of(voila_app)) - before) > 0 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        left = set(kernels_of(voila_app)) - before
+        assert len(left) <= 1, f"{len(left)} kernels left after 5 loads: {voila_app.tail()}"
+    finally:
+        context.close()
+
+
+# ----------------------------------------------------------------------------- fits the screen (issue 20)
+
+SCREENS = {"1024x768": (1024, 768), "1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+LANG_NAMES = {"vi": "Tiếng Việt", "zh": "中文", "en": "English"}
+# What must be on screen at once: every label, the key labels, the axis titles, the legend.
+EXTENT = """root => {
+    const svg = root.querySelector('.attnlab-svg'), legend = root.querySelector('.attnlab-legend');
+    const boxes = [...svg.querySelectorAll('text:not(.t)')].map(e => e.getBoundingClientRect())
+        .concat([svg.getBoundingClientRect(), legend.getBoundingClientRect()]);
+    const label = svg.querySelector('.q');
+    return {bottom: Math.max(...boxes.map(b => b.bottom)), right: Math.max(...boxes.map(b => b.right)),
+            left: Math.min(...boxes.map(b => b.left)), top: svg.getBoundingClientRect().top,
+            label: parseFloat(getComputedStyle(svg).fontSize) * svg.getScreenCTM().a,
+            legend: legend.getBoundingClientRect().bottom,
+            controls: root.querySelector('.attnlab-controls').getBoundingClientRect().bottom,
+            scroll: document.scrollingElement.scrollHeight - innerHeight};
+}"""
+FIT_CASES = (("1 head", 1), ("2 heads", 2), ("4 heads", 4), ("8 heads", 8), ("translator", None))
+
+
+def show_case(explorer, case, lang: str) -> None:
+    model = explorer.locator(".attnlab-control-model select")
+    name, heads = case
+    page = explorer.page
+    if heads is None:
+        timed(page, explorer, lambda: model.select_option(index=TRANSLATOR_INDEX["vi"]))
+        select_value(explorer, "head", explorer.locator(".attnlab-control-head option").nth(1).inner_text())
+        return
+    if model.evaluate("s => s.selectedIndex") != MODEL_INDEX["random"]:
+        timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"]))
+    select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())   # all heads
+    select_value(explorer, "num_heads", str(heads))
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_voila_dashboard_fits_the_screen(request, browser, screen):
+    """At 1024x768, 1280x720 and 1920x1080, in vi and zh, normal and large font: 1, 2, 4, 8 heads and one
+    head of the translator have every label, the key labels and the legend on screen without scrolling;
+    a note or a language switch does not move the heatmap; large font makes the labels larger."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    width, height = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    figures = {}
+    try:
+        page.goto(f"{voila_app.url}/?token={voila_app.token}&lang=vi")
+        explorer = page.locator(".attnlab-explorer")
+        explorer.wait_for()
+        page.wait_for_selector(".attnlab-svg")
+        for lang in ("vi", "zh"):
+            select_value(explorer, "lang", LANG_NAMES[lang])
+            for large in (False, True):
+                set_checkbox(explorer, "large", large)
+                for case in FIT_CASES:
+                    show_case(explorer, case, lang)
+                    assert_no_warning(explorer, case)
+                    e = explorer.evaluate(EXTENT)
+                    where = f"{screen} {lang} large={large} {case[0]}"
+                    figures[where] = (round(e["label"], 1), round(e["bottom"]))
+                    assert e["bottom"] <= height and e["legend"] <= height, (where, e)
+                    assert e["left"] >= 0 and e["right"] <= width, (where, e)
+                    assert e["scroll"] <= 0 or e["bottom"] <= height, (where, e)
+        print(f"\nlabel px, bottom px at {screen}:", figures)
+        for lang in ("vi", "zh"):
+            for case in FIT_CASES:
+                small = figures[f"{screen} {lang} large=False {case[0]}"][0]
+                big = figures[f"{screen} {lang} large=True {case[0]}"][0]
+                # 8 heads: 24 rows of cells in the height left under the controls bound the labels in both
+                # modes; large font keeps them within 10 % (its titles, tips and legend are larger).
+                assert big >= (0.9 * small if case[1] == 8 else small), (screen, lang, case, small, big)
+        # No jump: a note (left padding + causal mask: queries that see no key) appears below the heatmap,
+        # and the controls take as many rows in every language.
+        set_checkbox(explorer, "large", False)
+        show_case(explorer, FIT_CASES[3], "zh")
+        top = explorer.evaluate(EXTENT)["top"]
+        select_value(explorer, "pad_side", explorer.locator(".attnlab-control-pad_side option").nth(1).inner_text())
+        select_value(explorer, "mask", explorer.locator(".attnlab-control-mask option").nth(3).inner_text())
+        assert "⚠" not in explorer.locator(".attnlab-notes").inner_text()
+        assert explorer.locator(".attnlab-message").count() == 1, "no note for queries that see no key"
+        assert explorer.evaluate(EXTENT)["top"] == top
+        tops = {}
+        for lang in ("en", "vi", "zh"):
+            select_value(explorer, "lang", LANG_NAMES[lang])
+            page.wait_for_function("lang => document.querySelector('.attnlab-fig').lang.startsWith(lang)", arg=lang)
+            tops[lang] = explorer.evaluate(EXTENT)["top"]
+        assert len(set(tops.values())) == 1, tops
+    finally:
+        context.close()
+
+
+def test_voila_opens_ready_for_the_room(request, browser):
+    """``?lang=zh&large=1`` opens the dashboard in Chinese, large font, and a reload keeps it; the tab
+    says what it is; Chinese text carries lang="zh-Hans" and a Simplified Chinese font; every control
+    gets a 3 px focus ring from the keyboard; the example sentence is in the UI language."""
+    require("voila")
+    voila_app = request.getfixturevalue("voila_app")
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        from attnlab.i18n import t
+
+        page.goto(f"{voila_app.url}/?token={voila_app.token}&lang=zh&large=1")
+        title = json.loads((ROOT / EXPLORER_NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["title"]
+        for load in range(2):
+            explorer = page.locator(".attnlab-explorer")
+            explorer.wait_for()
+            page.wait_for_selector(".attnlab-svg")
+            assert page.title() == title
+            lang = explorer.locator(".attnlab-control-lang select")
+            assert lang.evaluate("s => s.options[s.selectedIndex].text") == "中文", load
+            assert explorer.locator(".attnlab-control-large input").is_checked(), load
+            assert explorer.locator(".attnlab-control-sentence input").input_value() == t("example.long", "zh")
+            for part in (".attnlab-fig", ".attnlab-prose"):
+                assert explorer.locator(part).get_attribute("lang") == "zh-Hans", part
+            label = explorer.locator(".attnlab-control-mask .widget-label")
+            assert label.evaluate("e => getComputedStyle(e).fontFamily").startswith('"Noto Sans CJK SC"')
+            if load == 0:
+                page.reload()
+        # Keyboard: Tab reaches every visible control, each with a 3 px ring.
+        rings = {}
+        page.locator("body").click(position={"x": 2, "y": 700})
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            focused = page.evaluate("""() => { const e = document.activeElement, w = e.closest('[class*=attnlab-control-], .attnlab-more');
+                return w ? [[...w.classList].find(c => c.startsWith('attnlab-control-') || c === 'attnlab-more'),
+                            getComputedStyle(e).outlineWidth, getComputedStyle(e).outlineStyle] : null; }""")
+            if focused:
+                rings[focused[0]] = focused[1:]
+        visible = explorer.evaluate("""e => [...e.querySelectorAll('[class*=attnlab-control-], .attnlab-more')]
+            .filter(w => w.offsetParent !== null && !w.querySelector(':disabled'))
+            .map(w => [...w.classList].find(c => c.startsWith('attnlab-control-') || c === 'attnlab-more'))""")
+        assert set(visible) <= set(rings), (visible, rings)
+        assert all(r == ["3px", "solid"] for r in rings.values()), rings
     finally:
         context.close()

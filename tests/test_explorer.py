@@ -229,7 +229,9 @@ def test_svg_sizes_grow_in_large_font_mode_and_fill_the_width():
                            compute(state).tokens, True)
         assert large.tick >= small.tick
         grid = large.left + large.C * large.pw + (large.C - 1) * large.gap
-        assert grid >= 0.9 * svg.WIDTH and grid <= svg.WIDTH
+        # The box below the controls, filled in its width or in its height (the CSS fits it to the screen).
+        assert grid <= svg.WIDTH and large.height <= svg.WIDTH / svg.ASPECT + 1e-6
+        assert grid >= 0.9 * svg.WIDTH or large.height >= 0.9 * svg.WIDTH / svg.ASPECT
 
 
 def test_svg_is_deterministic_and_reacts_to_every_control():
@@ -295,7 +297,7 @@ def test_widget_control_changes_change_the_image():
     seen = {w.heatmap.value}
     for name, value in [("mask", "causal"), ("mask", "causal+padding"), ("num_heads", 2), ("num_heads", 1),
                         ("pad", 4), ("pad_side", "left"), ("scaled", False), ("num_heads", 8), ("head", 5),
-                        ("annotate", True), ("sentence", ZH)]:
+                        ("sentence", "the cat sat"), ("annotate", True), ("sentence", ZH)]:
         w.controls[name].value = value
         assert w.message.value.count("⚠") == 0, (name, w.message.value)
         assert w.heatmap.value not in seen, name
@@ -322,10 +324,11 @@ def test_widget_language_switch_relabels_every_control():
     w = attnlab.explore(lang="en", mask="causal", pad_side="left", head=2)
     labels = {"en": _labels(w)}
     for lang in ("vi", "zh", "en"):
-        values = {name: c.value for name, c in w.controls.items() if name != "lang"}
+        values = {name: c.value for name, c in w.controls.items() if name not in ("lang", "sentence")}
         w.controls["lang"].value = lang
         labels[lang] = _labels(w)
-        assert {name: c.value for name, c in w.controls.items() if name != "lang"} == values
+        assert {name: c.value for name, c in w.controls.items() if name not in ("lang", "sentence")} == values
+        assert w.controls["sentence"].value == w.state.sentence == t("example.long", lang)   # the example follows
         assert w.state.lang == lang
         assert labels[lang]["mask"] == (t("explorer.mask", lang),
                                         tuple(t(f"explorer.mask.{m}", lang) for m in MASK_TYPES))
@@ -475,7 +478,10 @@ def test_widget_one_message_per_widget_heatmap_first_to_arrive(sent, change):
         assert {id(c) for c in w.controls.values() if c is not control} <= set(map(id, widgets_sent[1:]))
     else:                                               # the class, the locked controls... then the heatmap
         assert at == len(ours) - 1
-        assert change != "large" or [x for x, _ in ours] == [w, w.heatmap]
+        # Large font: the class, the settings put behind "More settings" (their layouts), the heatmap.
+        hidden = [w.controls[name].layout for name in ex.widgets.SECONDARY] + [w.more.layout]
+        assert change != "large" or (w in widgets_sent and widgets_sent[-1] is w.heatmap
+                                     and set(map(id, widgets_sent[:-1])) <= set(map(id, hidden + [w])))
 
 
 def test_widget_updates_do_not_leak_figures():
@@ -587,7 +593,8 @@ def test_widget_model_switch_changes_the_image_and_locks_controls():
     assert w.controls["sentence"].description == t("explorer.digits", "en")
     assert w.controls["sentence"].placeholder == t("explorer.digits_hint", "en")
     seen = {random_png, w.heatmap.value}
-    for name, value in [("layer", 1), ("head", 2), ("sentence", "27182818"), ("annotate", True), ("layer", 2)]:
+    for name, value in [("layer", 1), ("head", 2), ("sentence", "2718"), ("annotate", True), ("sentence", "27182818"),
+                        ("layer", 2)]:
         w.controls[name].value = value
         assert "⚠" not in w.message.value, (name, w.message.value)
         assert w.heatmap.value not in seen, name
@@ -833,3 +840,54 @@ def test_real_translator_in_the_widget_locked_controls_and_bad_input(lang):
     w.controls["sentence"].value = "2024"
     assert "⚠" not in w.message.value and w.heatmap.value != good_png
     assert _svg_labels(w.heatmap.value)[1] == ["2", "0", "2", "4"]
+
+
+# ----------------------------------------------------------------------------- fits the screen (issue 20)
+
+def test_query_settings_read_lang_and_large_from_the_page_address(monkeypatch):
+    qs = ex.widgets.query_settings
+    assert qs("lang=vi&large=1") == {"lang": "vi", "large": True}
+    assert qs("token=abc&lang=ZH&large=off") == {"lang": "zh", "large": False}
+    assert qs("lang=fr&large=maybe&x=1") == {} and qs("") == {}
+    monkeypatch.setenv("QUERY_STRING", "lang=vi&large=yes")          # what Voilà gives each page's kernel
+    w = ex.dashboard()
+    assert (w.state.lang, w.state.large, w.controls["large"].value) == ("vi", True, True)
+    assert w.state.sentence == t("example.long", "vi") and ex.widgets.LARGE_CLASS in w._dom_classes
+
+
+def test_example_sentence_follows_the_language_a_typed_one_stays():
+    w = attnlab.explore(lang="vi")
+    assert w.state.sentence == t("example.long", "vi")
+    w.controls["lang"].value = "zh"
+    assert w.controls["sentence"].value == w.state.sentence == t("example.long", "zh")
+    w.controls["sentence"].value = "tôi học máy"
+    w.controls["lang"].value = "en"
+    assert w.controls["sentence"].value == w.state.sentence == "tôi học máy"
+    w2 = attnlab.explore(lang="en")
+    w2.controls["model"].value = "trained"                       # a model mode: its digits stay in the box
+    w2.controls["lang"].value = "vi"
+    assert w2.controls["sentence"].value == w2.state.digits
+    w2.controls["model"].value = "random"
+    assert w2.controls["sentence"].value == t("example.long", "vi")
+
+
+def test_layout_fits_the_box_under_the_controls_and_picks_the_arrangement():
+    for heads, T in ((1, 12), (2, 12), (4, 12), (8, 12), (8, 32), (16, 6)):
+        for large in (False, True):
+            L = svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, large)
+            assert L.height <= svg.WIDTH / svg.ASPECT + 1e-6, (heads, T, large)
+            assert L.R * L.C >= heads and (L.R - 1) * L.C < heads
+            if large:
+                assert L.tick >= svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, False).tick
+    assert svg.grid_shape(8) == (2, 4) and svg.grid_shape(2) == (1, 2) and svg.grid_shape(1) == (1, 1)
+
+
+def test_top_row_tips_leave_the_head_titles_free():
+    root = parse_svg(render(ExplorerState(num_heads=4)))
+    titles = [e for e in root.iter(SVG_NS + "text") if e.get("class") == "ht"]
+    tips = [e for e in root.find(f"{SVG_NS}g[@class='row r0']") if e.tag == SVG_NS + "text" and "t" in e.get("class", "").split()]
+    fs = svg.FONT[False]
+    assert titles and tips
+    lowest_title = max(float(e.get("y")) for e in titles) + 0.25 * fs             # baseline + descent
+    highest_tip = min(float(e.get("y")) for e in tips) - 0.95 * fs * 0.8          # baseline - ascent of a tip
+    assert highest_tip > lowest_title, (highest_tip, lowest_title)

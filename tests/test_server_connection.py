@@ -55,3 +55,13 @@ def test_the_course_launchers_use_it():
     voila = json.loads((ROOT / "notebooks" / "voila.json").read_text(encoding="utf-8"))
     assert voila["Voila"]["kernel_websocket_connection_class"] == attnlab_server.CONNECTION_CLASS
     assert re.search(r"^voila:.*\n\t.*--Voila.config_file_paths=notebooks", makefile, re.M)
+
+
+def test_voila_config_names_the_identity_provider_that_sets_the_xsrf_cookie():
+    config = json.loads((ROOT / "notebooks" / "voila.json").read_text(encoding="utf-8"))
+    name = config["Voila"]["identity_provider_class"]
+    assert name == attnlab_server.IDENTITY_PROVIDER_CLASS
+    module, cls = name.rsplit(".", 1)
+    from jupyter_server.auth.identity import PasswordIdentityProvider
+
+    assert issubclass(getattr(importlib.import_module(module), cls), PasswordIdentityProvider)

@@ -446,3 +446,170 @@ def test_accessibility_axe(site, server, page):
             if v["impact"] in ("serious", "critical"):
                 bad.append(f"{rel}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}")
     assert bad == []
+
+
+# ----------------------------------------------------------------------------- on a phone (issue 20)
+
+def test_plus_at_the_start_of_a_prose_line_is_not_a_list():
+    assert build.keep_plus_lines("a = b\n+ c") == "a = b\n\\+ c"
+    assert build.keep_plus_lines("text\n\n+ item\n+ item") == "text\n\n+ item\n+ item"      # a real list
+    assert build.keep_plus_lines("```\nx\n+ y\n```") == "```\nx\n+ y\n```"                 # code
+    html_ = build.markdown(build.Site.__new__(build.Site), "the sum\n+ the bias", "", "x.html")
+    assert "<li>" not in html_ and "+ the bias" in html_
+
+
+def test_tables_are_wrapped_to_scroll_in_their_own_box():
+    html_ = build.markdown(build.Site.__new__(build.Site), "| a | b |\n|---|---|\n| 1 | 2 |", "", "x.html")
+    assert html_.count('<div class="table-wrap" tabindex="0"><table>') == 1
+
+
+def test_figure_alt_text_says_what_it_shows(site):
+    """Every figure: a link to the full-size image and an alt text with the prose before it."""
+    out, _ = site
+    words = json.loads((ROOT / "tools" / "website" / "ui.json").read_text(encoding="utf-8"))["figure_alt"]
+    for lang in ("vi", "zh"):
+        for stem in lesson_stems(lang):
+            text = (out / lang / f"{stem}.html").read_text(encoding="utf-8")
+            for n, (href, src, alt) in enumerate( re.findall(r'<a class="figure-link" href="([^"]+)"[^>]*><img src="([^"]+)" alt="([^"]*)"', text), 1):
+                assert href == src
+                prefix = words[lang].format(n=n)
+                alt = html.unescape(alt)                                  # "Figure n: …", then what it shows
+                assert alt.startswith(prefix) and len(alt) > len(prefix) + 15, (stem, alt)
+            assert text.count("<img ") == text.count('class="figure-link"'), f"{lang}/{stem}: a figure without its link"
+
+
+PHONE = {"width": 390, "height": 844}
+WIDE = {"width": 1366, "height": 768}
+WIDER_THAN_SCREEN = """() => {
+    const w = document.documentElement.clientWidth;
+    const wide = [...document.querySelectorAll('main *')].filter(e => {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.right <= w + 1) return false;
+        for (let p = e.parentElement; p; p = p.parentElement) {           // inside a box that scrolls: fine
+            const o = getComputedStyle(p).overflowX;
+            if ((o === 'auto' || o === 'scroll') && p.getBoundingClientRect().right <= w + 1) return false;
+        }
+        return true;
+    });
+    return {scroll: document.documentElement.scrollWidth, width: w,
+            wide: wide.slice(0, 5).map(e => e.tagName + '.' + e.className + ': ' + (e.textContent || '').slice(0, 40))};
+}"""
+
+
+@needs_browser
+@pytest.mark.parametrize("viewport", [PHONE, WIDE], ids=["390x844", "1366x768"])
+def test_no_page_wider_than_the_screen(site, browser_context, server, viewport):
+    """Every page at 390 px (a phone) and 1366 px: nothing wider than the screen; tables, formulas and wide
+    outputs scroll in their own box. On a phone, each lesson's title is on the first screen."""
+    out, _ = site
+    context = browser_context.browser.new_context(viewport=viewport, device_scale_factor=2 if viewport is PHONE else 1)
+    try:
+        page = context.new_page()
+        bad, title_tops = [], {}
+        for rel in html_pages(out):
+            page.goto(server + rel, wait_until="load")
+            got = page.evaluate(WIDER_THAN_SCREEN)
+            if got["scroll"] > got["width"] or got["wide"]:
+                bad.append((rel, got))
+            if rel.split("/")[-1][:2].isdigit():
+                title_tops[rel] = page.locator("main h1").first.evaluate("e => e.getBoundingClientRect().bottom")
+        print(f"\npages: {len(html_pages(out))}, lesson title bottoms (px) at {viewport['width']}:", title_tops)
+        assert bad == []
+        assert len(title_tops) == 2 * len(lesson_stems("vi"))
+        assert max(title_tops.values()) <= viewport["height"], title_tops
+    finally:
+        context.close()
+
+
+@needs_browser
+def test_phone_reading_details(site, browser_context, server):
+    """At 390 px: the copy button covers no code, the table of contents numbers each heading once,
+    a figure opens at full size on a tap, the lesson list is folded."""
+    context = browser_context.browser.new_context(viewport=PHONE, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        for lang in ("vi", "zh"):
+            for stem in lesson_stems(lang):
+                page.goto(server + f"{lang}/{stem}.html", wait_until="load")
+                overlap = page.evaluate("""() => [...document.querySelectorAll('.code-wrap')].filter(w => {
+                    const b = w.querySelector('.copy-button').getBoundingClientRect(), p = w.querySelector('pre').getBoundingClientRect();
+                    return b.bottom > p.top + 1 && b.top < p.bottom - 1 && b.right > p.left && b.left < p.right;
+                }).length""")
+                assert overlap == 0, f"{lang}/{stem}: {overlap} copy buttons over the code"
+                toc = page.evaluate("""() => [...document.querySelectorAll('details.toc li')].map(li =>
+                    [getComputedStyle(li).listStyleType, /^\\s*\\d/.test(li.textContent)])""")
+                assert all(style == "none" for style, numbered in toc if numbered), (lang, stem, toc[:3])
+                assert not page.locator("details.lesson-nav").evaluate("d => d.open")
+        page.goto(server + f"vi/{lesson_stems('vi')[0]}.html", wait_until="load")
+        link = page.locator("a.figure-link").nth(1)
+        img = link.locator("img")
+        img.scroll_into_view_if_needed()
+        shown, natural = img.evaluate("i => i.decode().then(() => [i.getBoundingClientRect().width, i.naturalWidth])")
+        src = img.get_attribute("src")
+        link.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith(src.lstrip("./").split("/", 1)[-1])
+        assert page.evaluate("() => document.images[0].naturalWidth") == natural >= shown   # the full-size PNG
+        print("\nfigure on the phone:", shown, "px shown, opens at", natural, "px")
+    finally:
+        context.close()
+
+
+@needs_browser
+def test_no_search_box_without_javascript(site, browser_context, server):
+    context = browser_context.browser.new_context(java_script_enabled=False, viewport=WIDE)
+    try:
+        page = context.new_page()
+        for rel in ("vi/index.html", f"zh/{lesson_stems('zh')[0]}.html", "vi/search.html"):
+            page.goto(server + rel, wait_until="load")
+            assert page.locator("form[role=search]").count() >= 1
+            assert not any(f.is_visible() for f in page.locator("form[role=search]").all()), rel
+        page.goto(server + "vi/search.html", wait_until="load")
+        assert page.locator("noscript").count() == 1
+    finally:
+        context.close()
+
+
+@needs_browser
+def test_vietnamese_search_matches_whole_syllables(server, page):
+    page.goto(server + "vi/search.html")
+    docs = [{"l": "vi", "u": "a.html", "p": "A", "t": "train", "x": "we train the model and do math"},
+            {"l": "vi", "u": "b.html", "p": "B", "t": "bên trái", "x": "mặt nạ bên trái của ma trận"},
+            {"l": "zh", "u": "c.html", "p": "C", "t": "因果掩码", "x": "因果掩码的作用"}]
+    found = lambda q, lang: page.evaluate("([d, q, l]) => attnSearch.search(d, q, l).map(p => p.url)", [docs, q, lang])
+    assert found("trái", "vi") == ["b.html"] and found("trai", "vi") == ["b.html"]
+    assert found("mặt nạ", "vi") == ["b.html"] and found("math", "vi") == ["a.html"]
+    assert found("掩码", "zh") == ["c.html"] and found("掩", "zh") == ["c.html"]      # Chinese: substrings
+    # The real index: no Vietnamese result for "trái" is a page that has only "train".
+    results = page.evaluate("() => attnSearch.search(window.ATTN_SEARCH, 'trái', 'vi').flatMap(p => p.sections.map(s => s.doc.x + ' ' + s.doc.t))")
+    fold = build.fold
+    assert all(re.search(r"(?<![a-z0-9_])trai(?![a-z0-9_])", fold(x)) for x in results)
+
+
+VI_LETTERS = "ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ"
+
+
+@needs_browser
+def test_code_font_draws_vietnamese_letters_whole(server, page):
+    """Vietnamese in code is drawn by one font that has every precomposed letter (not DejaVu Sans Mono,
+    which lacks 46 and builds them from pieces: "sô´"), each letter about one cell wide."""
+    page.goto(server + f"vi/{lesson_stems('vi')[0]}.html")
+    page.evaluate("document.fonts.ready")
+    letters = VI_LETTERS + VI_LETTERS.upper()
+    page.evaluate("""letters => { const s = document.createElement('pre'); s.className = 'code'; s.id = 'vi-probe';
+                                  s.textContent = letters; document.querySelector('main').appendChild(s); }""", letters)
+    widths = page.evaluate("""letters => {
+        const st = getComputedStyle(document.getElementById('vi-probe')), size = parseFloat(st.fontSize);
+        const c = document.createElement('canvas').getContext('2d');
+        c.font = `${st.fontSize} ${st.fontFamily}`;
+        return [...letters].map(ch => c.measureText(ch).width / size);
+    }""", letters)
+    assert max(widths) < 0.8 and min(widths) > 0.2, dict(zip(letters, widths))     # no letter built from pieces
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "#vi-probe"})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    print("\nfonts used for Vietnamese code:", fonts)
+    assert len(fonts) == 1 and "DejaVu" not in fonts[0]["familyName"], fonts

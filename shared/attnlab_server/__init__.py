@@ -9,6 +9,9 @@ The explorer then answers some changes ~40 ms late (benchmarks/bench_explorer_br
 measures both). ``NoDelayKernelConnection`` is Jupyter Server's own kernel connection with
 Nagle's algorithm off (TCP_NODELAY) on each kernel websocket; nothing else changes.
 
+``XsrfCookieIdentityProvider`` (Voilà only) gives each dashboard page the ``_xsrf`` cookie
+that Voilà's front end needs to shut its kernel down when the page is closed or reloaded.
+
 It is a configuration class, used by ``make lab`` and ``make voila``::
 
     jupyter lab --ServerApp.kernel_websocket_connection_class=attnlab_server.NoDelayKernelConnection
@@ -18,6 +21,7 @@ A separate package from ``attnlab`` so that the server does not import torch.
 """
 from __future__ import annotations
 
+from jupyter_server.auth.identity import PasswordIdentityProvider
 from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
 CONNECTION_CLASS = f"{__name__}.NoDelayKernelConnection"
@@ -30,3 +34,29 @@ class NoDelayKernelConnection(ZMQChannelsWebsocketConnection):
         # Called from the handler's open(): the websocket exists, no message has been sent yet.
         self.websocket_handler.set_nodelay(True)
         return super().connect()
+
+
+# ----------------------------------------------------------------------------- Voilà: no kernel left behind
+
+IDENTITY_PROVIDER_CLASS = f"{__name__}.XsrfCookieIdentityProvider"
+
+
+class XsrfCookieIdentityProvider(PasswordIdentityProvider):
+    """Voilà's identity provider (Jupyter Server's ``PasswordIdentityProvider``, token auth
+    unchanged) that also gives each page the ``_xsrf`` cookie.
+
+    On a page's close or reload Voilà's front end posts ``_xsrf`` read from that cookie to
+    ``/voila/api/shutdown/<kernel>``, but Voilà 0.5 never sets the cookie (its page is not a
+    tornado template): the request got ``403 '_xsrf' argument missing`` and every closed page
+    left its kernel (~345 MB) until the idle culler. Touching ``handler.xsrf_token`` on a page
+    request sets the cookie (tornado's own XSRF protection, unchanged). Used by
+    ``notebooks/voila.json``: ``"Voila": {"identity_provider_class": "attnlab_server.XsrfCookieIdentityProvider"}``.
+    """
+
+    def get_user(self, handler):
+        user = super().get_user(handler)
+        request = handler.request
+        if request.method == "GET" and "upgrade" not in request.headers.get("Connection", "").lower():
+            handler.current_user = user             # what prepare() sets next; xsrf_token reads it
+            handler.xsrf_token                      # sets the cookie if the browser has none
+        return user

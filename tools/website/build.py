@@ -201,7 +201,8 @@ class PageRenderer(mistune.HTMLRenderer):
         return f'<div class="math-display">{render_math(text, True)}</div>\n'
 
     def inline_math(self, text):
-        return render_math(text, False)
+        # In a box that scrolls on a phone if the formula is wider than the screen (site.css).
+        return f'<span class="math-inline">{render_math(text, False)}</span>'
 
     def link(self, text, url, title=None):
         url = self.site.rewrite(url, self.src_dir, self.page)
@@ -220,11 +221,33 @@ class PageRenderer(mistune.HTMLRenderer):
         return f'<pre class="code highlight"><code>{highlight_code(code, lang)}</code></pre>\n'
 
 
+FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+PLUS_LINE = re.compile(r"^(\s{0,3})\+(\s)")
+LIST_LINE = re.compile(r"^\s*(?:[-+*]|\d+[.)])\s")
+
+
+def keep_plus_lines(text: str) -> str:
+    """A line that starts with "+" inside a paragraph ("a\n+ b" in a formula's prose) stays text:
+    Jupyter shows it so, and Markdown would make it a list item. Lists (after a blank line or a
+    list line) and fenced code are left alone."""
+    lines, fenced = text.split("\n"), False
+    for i, line in enumerate(lines):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and i and PLUS_LINE.match(line):
+            before = lines[i - 1]
+            if before.strip() and not LIST_LINE.match(before) and not FENCE.match(before):
+                lines[i] = PLUS_LINE.sub(r"\1\\+\2", line)
+    return "\n".join(lines)
+
+
 def markdown(site: Site, text: str, src_dir: str, page: str, headings: list | None = None) -> str:
     headings = [] if headings is None else headings
     md = mistune.create_markdown(renderer=PageRenderer(site, src_dir, page, headings),
                                  plugins=["math", "table", "strikethrough"])
-    return md(text)
+    out = md(keep_plus_lines(text))
+    # Tables scroll in their own box on a phone, not the page.
+    return re.sub(r"<table>(.*?)</table>", r'<div class="table-wrap" tabindex="0"><table>\1</table></div>', out, flags=re.S)
 
 
 BLOCK_TAG = re.compile(r"</?(?:p|div|h[1-6]|li|ul|ol|pre|tr|td|th|table|br|figure|details|summary|section|math)\b[^>]*>")
@@ -336,7 +359,11 @@ def render_output(site: Site, out, ctx: dict) -> str:
         size = png_size(raw)
         dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
         alt = site.t("figure_alt", lang).format(n=ctx["figure"])
-        return f'<figure class="output figure"><img src="{rel(page, name)}" alt="{escape(alt)}"{dims} loading="lazy"></figure>'
+        if ctx.get("about"):                     # what it shows: the prose just before the figure's cell
+            alt = f"{alt}{'。' if lang == 'zh' else '. '}{ctx['about']}"
+        src = rel(page, name)
+        return (f'<figure class="output figure"><a class="figure-link" href="{src}" title="{escape(site.t("figure_open", lang))}">'
+                f'<img src="{src}" alt="{escape(alt)}"{dims} loading="lazy"></a></figure>')
     if "image/svg+xml" in data:
         return f'<div class="output svg">{data["image/svg+xml"]}</div>'
     if "text/html" in data:
@@ -363,6 +390,7 @@ def render_notebook(site: Site, nb_path: Path, page: str, lang: str, img_prefix:
         classes = ["cell", cell.cell_type] + (["exercise"] if is_exercise else [])
         if cell.cell_type == "markdown":
             body = markdown(site, cell.source, src_dir, page, headings)
+            ctx["about"] = figure_about(body)
             parts.append(f'<div class="{" ".join(classes)}">{body}</div>')
             continue
         if cell.cell_type != "code":
@@ -381,6 +409,15 @@ def render_notebook(site: Site, nb_path: Path, page: str, lang: str, img_prefix:
             parts.append(f'<div class="{" ".join(classes)}">{code}{outputs}</div>')
     body = "\n".join(parts)
     return body, headings, search_sections(body, headings)
+
+
+def figure_about(body: str, limit: int = 220) -> str:
+    """A figure's description for its alt text: the first sentences of the prose before it."""
+    text = strip_tags(body)
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(end, 0, limit) for end in (". ", "。", "：", ": "))
+    return text[:cut + 1].strip() if cut > 40 else text[:limit].rstrip() + "…"
 
 
 def search_sections(body: str, headings: list) -> list:
@@ -437,7 +474,8 @@ def build_lessons(site: Site, env: jinja2.Environment) -> None:
                        switch=switch, switch_same=other in lesson.langs,
                        colab=site.course.colab_url(nb_rel), binder=binder_url(site.course, nb_rel),
                        prev=mine[i - 1] if i > 0 else None, next=mine[i + 1] if i + 1 < len(mine) else None,
-                       toc=[(hid, Markup(text)) for level, hid, text in headings if level == 2])
+                       toc=[(hid, Markup(text), bool(re.match(r"\s*\d", strip_tags(text))))
+                            for level, hid, text in headings if level == 2])
             site.pages[page] = env.get_template("lesson.html").render(ctx)
             page_title = lesson_label(site, lesson, lang)
             for hid, sec_title, text in sections:

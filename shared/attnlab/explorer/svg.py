@@ -26,10 +26,20 @@ from ..style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, WEIG
 
 WIDTH = 1000.0                          # viewBox width; everything scales with the output's width
 FONT = {False: 15.0, True: 21.0}        # base font size (viewBox units), normal / large-font mode
+# Width / height of the box the drawing must fit (viewBox units): the screen below the controls at
+# 1280x720 and 1920x1080 is about 2.4 : 1 (large-font mode keeps its controls as compact). At
+# 1024x768 the box is taller (1.8 : 1): the drawing fits by its width there.
+ASPECT = 2.4
+TICK_OF_CELL = {False: 0.9, True: 0.95}  # label size at most this fraction of a cell (rows stay apart)
 MAX_LABEL_CHARS = 8
 FONT_FAMILY = ('system-ui, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", "Noto Sans CJK SC", '
                '"Source Han Sans SC", "PingFang SC", "Microsoft YaHei", "Hiragino Sans GB", '
                '"WenQuanYi Micro Hei", sans-serif')
+# Chinese text (lang="zh-Hans"): a Simplified Chinese face first, so that "；" and "：" sit at the
+# bottom left as in mainland typography (a Japanese face centres them).
+ZH_FONT_FAMILY = ('"Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", '
+                  '"Hiragino Sans GB", "WenQuanYi Micro Hei", system-ui, sans-serif')
+LANG_TAGS = HTML_LANG        # BCP 47 tags of the UI languages (data/languages.json)
 _ids = itertools.count(1)
 
 # Rules shared by every explorer on the page: sent once (``GLOBAL_CSS``), not with each drawing.
@@ -43,6 +53,7 @@ GLOBAL_CSS = """
   border: 1px solid #888; margin-right: 0.35em; }
 .attnlab-fig .attnlab-colorbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #888; margin: 0 0.35em; }
+.attnlab-fig[lang="zh-Hans"] { font-family: %(zh_font)s; }
 .attnlab-svg { display: block; width: 100%%; height: auto; overflow: visible; user-select: none; }
 .attnlab-svg .row > text.t { display: none; pointer-events: none; font-weight: 700; paint-order: stroke;
   stroke: #ffffff; stroke-width: 0.28em; stroke-linejoin: round; fill: #000000; text-anchor: end; }
@@ -53,7 +64,7 @@ GLOBAL_CSS = """
 .attnlab-svg .q:hover, .attnlab-svg .q:focus { font-weight: 700; text-decoration: underline; }
 .attnlab-svg .q:hover ~ rect, .attnlab-svg .q:focus ~ rect { stroke: #ff2d55; stroke-width: 2.5; }
 .attnlab-svg .v { pointer-events: none; text-anchor: middle; dominant-baseline: central; }
-""".replace("%(font)s", FONT_FAMILY).replace("%(text)s", TEXT_COLOR).replace("%%", "%")
+""".replace("%(font)s", FONT_FAMILY).replace("%(zh_font)s", ZH_FONT_FAMILY).replace("%(text)s", TEXT_COLOR).replace("%%", "%")
 
 
 def global_style() -> str:
@@ -84,10 +95,10 @@ def short_label(token: str) -> str:
     return token if len(token) <= MAX_LABEL_CHARS else token[:MAX_LABEL_CHARS - 1] + "…"
 
 
-def grid_shape(n: int) -> tuple[int, int]:
-    """(panel rows, panel columns) for ``n`` heads: one row up to 4, then rows of 4."""
-    cols = min(n, 4)
-    return (n + cols - 1) // cols, cols
+def grid_shape(n: int, T: int = 12, S: int | None = None, large: bool = False) -> tuple[int, int]:
+    """(panel rows, panel columns) for ``n`` heads of T x S cells: the arrangement whose cells are
+    the largest in the drawing box (``WIDTH`` x ``WIDTH / ASPECT``, the screen below the controls)."""
+    return Layout(n, T, T if S is None else S, ["w"] * T, ["w"] * (T if S is None else S), large).shape
 
 
 def _f(v: float) -> str:
@@ -95,34 +106,68 @@ def _f(v: float) -> str:
 
 
 class Layout:
-    """Where everything goes, in viewBox units; computed from the shapes and label widths only."""
+    """Where everything goes, in viewBox units; computed from the shapes and label widths only.
+
+    The drawing must fit a box ``WIDTH`` wide and ``WIDTH / ASPECT`` high: the part of a
+    projected screen (16:9 or 4:3) below the controls, so that the whole grid, its labels and
+    the legend are on screen at once. Of every (rows, columns) arrangement of the panels, the one
+    with the largest cells is taken; the page's CSS shrinks the drawing further where the box is
+    even flatter. Labels are as large as the base font allows, at most ``TICK_OF_CELL`` of a cell.
+    """
 
     def __init__(self, n_panels: int, T: int, S: int, row_labels, col_labels, large: bool):
-        self.R, self.C = grid_shape(n_panels)
         self.T, self.S = T, S
-        fs = FONT[large]
-        self.fs = fs
-        self.gap = 0.9 * fs                                             # between panels
-        wq = max((text_width(s) for s in row_labels), default=1.0)      # em
-        wk = max((text_width(s) for s in col_labels), default=1.0)
-        axis = 1.4 * fs                                                 # the rotated "queries" label
-        # Tick size: as big as the base font allows, at most 0.8 of a cell.
-        tick = fs
-        for _ in range(2):                                              # labels' size -> margins -> cell -> size
-            left = axis + wq * tick + 0.4 * fs
-            cell = (WIDTH - left - (self.C - 1) * self.gap - 0.3 * fs) / (self.C * S)
-            tick = min(fs, (0.95 if large else 0.8) * cell)
-        self.tick, self.cell, self.left = tick, cell, left
-        self.rotate = wk * tick > 0.9 * cell                             # all x labels the same way
-        self.xlabel_h = (wk * tick if self.rotate else tick) + 0.5 * fs
-        self.title_h = 1.6 * fs                                        # head titles (and top-row tips)
-        self.pw, self.ph = S * cell, T * cell
+        self.wq = max((text_width(s) for s in row_labels), default=1.0)  # em
+        self.wk = max((text_width(s) for s in col_labels), default=1.0)
+        self.max_height = WIDTH / ASPECT
+        best = None
+        # Large-font mode: titles at the large size too, unless that leaves smaller labels than
+        # normal mode would (many heads: then the titles keep the normal size, the labels grow).
+        for fs in (FONT[large], FONT[False]) if large else (FONT[False],):
+            for C in range(1, n_panels + 1):
+                R = -(-n_panels // C)
+                if (R - 1) * C >= n_panels:                             # an empty panel row
+                    continue
+                fit = self._fit(R, C, fs, FONT[large], TICK_OF_CELL[large])
+                if best is None or (fit["tick"], fit["cell"]) > (best["tick"] + 1e-9, best["cell"] + 1e-9):
+                    best = fit
+        self.__dict__.update(best)
+        self.R, self.C = self.shape
+        self.pw, self.ph = S * self.cell, T * self.cell
         self.top = self.title_h
         self.height = (self.top + self.R * self.ph + (self.R - 1) * (self.gap + self.title_h)
-                       + self.xlabel_h + 1.6 * fs)
+                       + self.xlabel_h + 1.6 * self.fs)
+        grid_w = self.C * self.pw + (self.C - 1) * self.gap
+        self.dx = max(0.0, (WIDTH - self.left - grid_w - 0.3 * self.fs) / 2)   # centred in the width
+
+    def _fit(self, R: int, C: int, fs: float, label_max: float, ratio: float) -> dict:
+        """The sizes for R x C panels with titles at ``fs``: cell, tick (label size), margins."""
+        T, S = self.T, self.S
+        gap = 0.9 * fs                                                  # between panels
+        axis = 1.4 * fs                                                 # the rotated "queries" label
+        # Head titles above each panel row, over a free line: the tips of a panel's top row are
+        # drawn on the line just above its cells, so they never cover a title.
+        title_h = 2.7 * fs
+        tick, cell = label_max, None
+        for _ in range(4):                                              # labels' size -> margins -> cell -> size
+            left = axis + self.wq * tick + 0.4 * fs
+            by_width = (WIDTH - left - (C - 1) * gap - 0.3 * fs) / (C * S)
+            rotate = self.wk * tick > 0.9 * (by_width if cell is None else cell)   # all x labels the same way
+            xlabel_h = (self.wk * tick if rotate else tick) + 0.5 * fs
+            by_height = (self.max_height - R * title_h - (R - 1) * gap - xlabel_h - 1.6 * fs) / (R * T)
+            cell = max(1.0, min(by_width, by_height))
+            tick = min(label_max, ratio * cell)
+        left = axis + self.wq * tick + 0.4 * fs
+        rotate = self.wk * tick > 0.9 * cell
+        xlabel_h = (self.wk * tick if rotate else tick) + 0.5 * fs
+        by_height = (self.max_height - R * title_h - (R - 1) * gap - xlabel_h - 1.6 * fs) / (R * T)
+        by_width = (WIDTH - left - (C - 1) * gap - 0.3 * fs) / (C * S)
+        cell = max(1.0, min(cell, by_width, by_height))                 # the last labels' margins, kept inside
+        return dict(shape=(R, C), fs=fs, gap=gap, axis=axis, title_h=title_h, cell=cell, tick=tick, left=left,
+                    rotate=rotate, xlabel_h=xlabel_h)
 
     def origin(self, r: int, c: int) -> tuple[float, float]:
-        return (self.left + c * (self.pw + self.gap), self.top + r * (self.ph + self.gap + self.title_h))
+        return (self.dx + self.left + c * (self.pw + self.gap), self.top + r * (self.ph + self.gap + self.title_h))
 
 
 def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, annotate: bool = False,
@@ -142,8 +187,8 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
     cols = [short_label(s) for s in result.keys]
     L = Layout(P, T, S, rows, cols, large)
     fs, tick, cell = L.fs, L.tick, L.cell
-    annotated = annotate and cell >= 2.2 * fs
-    value_fs = min(0.32 * cell, 0.8 * fs)
+    annotated = annotate and cell >= 1.5 * fs
+    value_fs = min(0.36 * cell, 0.8 * fs)                                    # "0.12" fits in 0.9 of a cell
     colors = np.asarray(LUT)[np.clip(np.rint(weights * 255), 0, 255).astype(int)]      # (P, T, S)
     empty = ~mask.any(-1)                                                    # (T,)
     masked_word = t("explorer.tip.masked", lang)
@@ -154,19 +199,19 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
     tip_fs = 0.95 * fs
 
     out = [f'<svg id="{uid}" class="attnlab-svg" xmlns="http://www.w3.org/2000/svg" '
-           f'viewBox="0 0 {_f(WIDTH)} {_f(L.height)}" width="100%" preserveAspectRatio="xMinYMin meet" '
-           f'lang="{HTML_LANG[lang]}" role="img" '
+           f'viewBox="0 0 {_f(WIDTH)} {_f(L.height)}" width="100%" preserveAspectRatio="xMidYMin meet" '
+           f'lang="{LANG_TAGS[lang]}" role="img" '
            f'aria-label="{esc(t("plot.weights", lang))}" font-size="{_f(tick)}" fill="{TEXT_COLOR}">',
            f"<style>#{uid} .row > text.t {{ font-size: {_f(tip_fs)}px; }} "
            f"#{uid} .row > rect {{ width: {_f(cell)}px; height: {_f(cell)}px; }} "
            f"#{uid} .row > text.v {{ font-size: {_f(value_fs)}px; }}</style>"]
     for p, (x0, y0) in enumerate(origins):                              # titles and frames
-        out.append(f'<text x="{_f(x0 + L.pw / 2)}" y="{_f(y0 - 0.45 * fs)}" text-anchor="middle" '
+        out.append(f'<text class="ht" x="{_f(x0 + L.pw / 2)}" y="{_f(y0 - 1.55 * fs)}" text-anchor="middle" '
                    f'font-size="{_f(fs)}">{esc(t("plot.head", lang, i=heads[p] + 1))}</text>'
                    f'<rect x="{_f(x0 - 0.6)}" y="{_f(y0 - 0.6)}" width="{_f(L.pw + 1.2)}" height="{_f(L.ph + 1.2)}" '
                    f'fill="none" stroke="#888888" stroke-width="1.2"/>')
         if p % L.C == 0:                                              # the "queries" axis title of each panel row
-            out.append(f'<text transform="translate({_f(0.9 * fs)},{_f(y0 + L.ph / 2)}) rotate(-90)" '
+            out.append(f'<text transform="translate({_f(L.dx + 0.9 * fs)},{_f(y0 + L.ph / 2)}) rotate(-90)" '
                        f'text-anchor="middle" font-size="{_f(fs)}">{esc(t("plot.queries", lang))}</text>')
     for i in range(T):
         color = EMPTY_ROW_COLOR if empty[i] else MUTED_COLOR if result.muted_queries[i] else TEXT_COLOR
@@ -211,7 +256,7 @@ def render_svg(result, heads: Sequence[int], *, lang: str, large: bool = False, 
                     out.append(f'<text class="kl" x="{_f(x)}" y="{_f(y)}" text-anchor="middle" '
                                f'dominant-baseline="hanging" fill="{color}">{esc(lab)}</text>')
     grid_w = L.C * L.pw + (L.C - 1) * L.gap
-    out.append(f'<text x="{_f(L.left + grid_w / 2)}" y="{_f(L.height - 0.4 * fs)}" text-anchor="middle" '
+    out.append(f'<text x="{_f(L.dx + L.left + grid_w / 2)}" y="{_f(L.height - 0.4 * fs)}" text-anchor="middle" '
                f'font-size="{_f(fs)}">{esc(t("plot.keys", lang))}</text>')
     out.append("</svg>")
     return "".join(out), annotated
@@ -228,5 +273,5 @@ def legend_html(lang: str) -> str:
 
 def figure_html(svg: str, title: str, lang: str) -> str:
     """The heatmap as the explorer shows it: title, SVG, legend."""
-    return (f'<div class="attnlab-fig" lang="{HTML_LANG[lang]}">'
+    return (f'<div class="attnlab-fig" lang="{LANG_TAGS[lang]}">'
             f'<div class="attnlab-title">{html.escape(title)}</div>{svg}{legend_html(lang)}</div>')

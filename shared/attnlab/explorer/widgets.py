@@ -9,41 +9,23 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
+import urllib.parse
 
 import ipywidgets as widgets
 
-from ..i18n import get_language, t
+from ..i18n import LANGUAGES, get_language, t
 from . import svg
 from .compute import Result, compute, translator_available
+from .page_css import PAGE_CSS
+from .svg import LANG_TAGS
 from .state import (ALL_HEADS, ATTENTION_KINDS, D_MODEL, HEAD_COUNTS, LANGUAGE_NAMES, MASK_TYPES, MAX_PAD,
                     MODELS, PAD_SIDES, TRAINED_CONFIG, ExplorerState, InputError)
 
 LARGE_CLASS = "attnlab-projector"          # on the explorer in large-font mode (CSS below)
-# Flexible layouts: controls wrap to the next line instead of being cut; labels take the width
-# they need (description_width "initial"); sizes in em grow with the font.
-PAGE_CSS = """
-.attnlab-explorer { font-size: var(--jp-widgets-font-size, 13px); }
-.attnlab-explorer .widget-label, .attnlab-explorer .widget-label-basic { overflow: visible; }
-.attnlab-explorer .widget-checkbox { width: auto; }
-.attnlab-explorer .widget-checkbox .widget-label-basic { width: auto; white-space: nowrap; display: flex;
-  align-items: center; gap: 0.3em; }
-.attnlab-explorer .widget-checkbox input[type=checkbox] { width: 1em; height: 1em; margin: 0; }
-.attnlab-explorer .widget-dropdown select { width: auto; max-width: 100%; }
-.attnlab-controls { gap: 0.15em 1.2em; align-items: center; }
-.attnlab-note, .attnlab-message { line-height: 1.4; white-space: normal; }
-.attnlab-fixed-word { font-weight: 600; border: 1px solid #999; border-radius: 3px; padding: 0 0.3em;
-  margin-right: 0.4em; font-size: 0.9em; }
-.attnlab-prose { max-width: 60em; line-height: 1.5; }
-.attnlab-projector { --jp-widgets-font-size: 20px; --jp-widgets-inline-height: 36px; font-size: 20px; }
-.attnlab-projector .widget-label, .attnlab-projector .widget-label-basic, .attnlab-projector .widget-readout,
-.attnlab-projector select, .attnlab-projector input, .attnlab-projector .widget-html-content,
-.attnlab-projector button { font-size: 20px !important; line-height: 1.4; }
-.attnlab-projector .widget-dropdown, .attnlab-projector .widget-text, .attnlab-projector .widget-checkbox,
-.attnlab-projector .widget-hslider, .attnlab-projector select, .attnlab-projector input { min-height: 36px;
-  height: auto; }
-.attnlab-projector .widget-label-basic span, .attnlab-projector .widget-label { line-height: 36px; }
-.attnlab-legend > span:nth-child(-n+2) { white-space: nowrap; }
-"""
+LANG_CLASS = "attnlab-lang-{}"             # on the explorer: the UI language (the Chinese font)
+# Large-font mode shows these behind "More settings" (the controls take fewer rows on a projector).
+SECONDARY = ("layer", "pad", "pad_side", "scaled", "annotate")
 STYLE_HTML = f"<style>{PAGE_CSS}{svg.GLOBAL_CSS}</style>"
 RANDOM_FIELDS = ("mask", "num_heads", "pad", "pad_side", "scaled")    # the model modes fix these
 
@@ -111,6 +93,7 @@ class AttentionExplorer(widgets.VBox):
                               lang=lang, **defaults)
         self.state = state
         self._muted = False
+        self._stale_text = False                       # the text box still shows the old language's example
         self._translator_layers: dict[str, int] = {}
         self._uid = f"attnlab-svg-{id(self):x}"
         self._texts = {"random": state.sentence, "trained": state.digits,
@@ -137,20 +120,23 @@ class AttentionExplorer(widgets.VBox):
             "large": widgets.Checkbox(value=state.large, indent=False, **_auto()),
         }
         c = self.controls
+        self.more = widgets.ToggleButton(value=False, layout=widgets.Layout(width="auto"))
+        self.more.add_class("attnlab-more")
         self.message = widgets.HTML()
         self.mode_note = widgets.HTML()               # which settings the model fixes (model modes only)
         self.heatmap = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.prose = widgets.HTML() if prose else None
         css = widgets.HTML(value=STYLE_HTML, layout=widgets.Layout(display="none"))
-        wrap = widgets.Layout(flex_flow="row wrap", width="100%", align_items="center")
-        row = lambda names: widgets.HBox([c[name] for name in names], layout=wrap)
-        rows = [row(["model", "layer", "attention", "sentence"]),
-                row(["mask", "num_heads", "head", "pad", "pad_side"]),
-                row(["scaled", "annotate", "lang", "large"])]
-        for r in rows:
-            r.add_class("attnlab-controls")
-        children = [css] + rows + [self.mode_note, self.message, self.heatmap]
-        super().__init__(children=children + ([self.prose] if prose else []),
+        order = ["model", "sentence", "layer", "attention", "mask", "num_heads", "head", "pad", "pad_side",
+                 "scaled", "annotate", "lang", "large"]
+        self.control_grid = widgets.HBox([c[name] for name in order] + [self.more],
+                                         layout=widgets.Layout(width="100%"))
+        self.control_grid.add_class("attnlab-controls")
+        notes = widgets.VBox([self.mode_note, self.message], layout=widgets.Layout(width="100%"))
+        notes.add_class("attnlab-notes")              # below the heatmap, a line kept for them: nothing moves
+        self.screen = widgets.VBox([self.control_grid, self.heatmap, notes], layout=widgets.Layout(width="100%"))
+        self.screen.add_class("attnlab-screen")       # one screen: controls, heatmap, notes (CSS)
+        super().__init__(children=[css, self.screen] + ([self.prose] if prose else []),
                          layout=widgets.Layout(width="100%"))
         self.add_class("attnlab-explorer")
         for name, control in c.items():               # CSS hooks for styling and browser tests
@@ -163,6 +149,7 @@ class AttentionExplorer(widgets.VBox):
         self._large()
         for control in c.values():
             control.observe(self._on_change, names="value")
+        self.more.observe(self._on_more, names="value")
         self.update()
 
     def __repr__(self) -> str:
@@ -178,7 +165,7 @@ class AttentionExplorer(widgets.VBox):
         values = {name: control.value for name, control in c.items() if name != "sentence"}
         if model != "random":                          # the model fixes these: the user's values are kept
             values.update(self._random)
-        texts = {**self._texts, model: c["sentence"].value}
+        texts = {**self._texts, model: self._texts[model] if self._stale_text else c["sentence"].value}
         return ExplorerState(sentence=texts["random"], digits=texts["trained"],
                              number=texts[model] if model.startswith("translator") else self.state.number,
                              **values)
@@ -228,6 +215,11 @@ class AttentionExplorer(widgets.VBox):
         c = self.controls
         if owner is c["sentence"]:
             self._texts[c["model"].value] = new
+        elif owner is c["lang"]:                  # the example sentence follows the language; the user's own stays
+            if self._texts["random"] == t("example.long", self.state.lang):
+                self._texts["random"] = t("example.long", new)
+                # The text box shows it with the relabelled controls, after the heatmap (one message).
+                self._stale_text = c["model"].value == "random"
         elif owner is c["model"]:
             with self._quiet():                   # each model gets its own text back
                 c["sentence"].value = self._texts[new]
@@ -246,7 +238,7 @@ class AttentionExplorer(widgets.VBox):
         """Hold what one change sends until it is handled: one message per widget that changed
         (a language switch changes ~15 widgets; unbatched it sent ~35 messages), the heatmap's
         last, so that the frame which shows the new heatmap shows everything else too."""
-        parts = [self, *self.controls.values(), self.mode_note, self.message]
+        parts = [self, *self.controls.values(), self.more, self.mode_note, self.message]
         parts += [self.prose] if self.prose is not None else []
         with contextlib.ExitStack() as stack:
             for widget in [self.heatmap] + parts + [w.layout for w in parts]:   # sent in reverse order
@@ -266,7 +258,9 @@ class AttentionExplorer(widgets.VBox):
             return
         color = "#b00020" if error else "#444444"
         icon = "⚠ " if error else "ℹ "
-        self.message.value = f'<div class="attnlab-message" style="color:{color}">{icon}{html.escape(text)}</div>'
+        lang = LANG_TAGS[self.controls["lang"].value]
+        self.message.value = (f'<div class="attnlab-message" lang="{lang}" style="color:{color}">{icon}'
+                              f'{html.escape(text)}</div>')
         self.message.layout.display = ""
 
     # --- language, fixed settings, size
@@ -308,6 +302,10 @@ class AttentionExplorer(widgets.VBox):
             suffix = fixed_word if fixed_mode and name in RANDOM_FIELDS else ""
             c[name].description = t(f"explorer.{key}", lang) + suffix
         c["sentence"].placeholder = t(f"explorer.{text_key}_hint", lang)
+        if self._stale_text:
+            self._stale_text = False
+            with self._quiet():
+                c["sentence"].value = self._texts[model]
         layers = self._layers(model)
         options = {
             "model": [(t(f"explorer.model.{m}", lang), m) for m in self._models],
@@ -327,10 +325,14 @@ class AttentionExplorer(widgets.VBox):
         for name in RANDOM_FIELDS:
             c[name].disabled = fixed_mode
         c["layer"].disabled = not fixed_mode
-        c["attention"].layout.display = "" if translator else "none"
+        self.more.description = t("explorer.more", lang)
+        for code in LANG_TAGS:
+            (self.add_class if code == lang else self.remove_class)(LANG_CLASS.format(code))
+        self._show_controls()
         if self.prose is not None:
-            self.prose.value = (f'<div class="attnlab-prose"><h2>{html.escape(t("explorer.dashboard.title", lang))}'
-                                f'</h2><p>{html.escape(t("explorer.dashboard.prose", lang))}</p></div>')
+            self.prose.value = (f'<div class="attnlab-prose" lang="{LANG_TAGS[lang]}"><h2>'
+                                f'{html.escape(t("explorer.dashboard.title", lang))}</h2>'
+                                f'<p>{html.escape(t("explorer.dashboard.prose", lang))}</p></div>')
         if not fixed_mode:
             self.mode_note.value = ""
             self.mode_note.layout.display = "none"
@@ -365,14 +367,30 @@ class AttentionExplorer(widgets.VBox):
             note = t("explorer.trained_fixed", lang, h=H)
         else:
             note = t("explorer.translator_fixed", lang, mask=t(f"explorer.fixed_mask.{fixed['mask']}", lang), h=H)
-        self.mode_note.value = (f'<div class="attnlab-note"><span class="attnlab-fixed-word">'
+        self.mode_note.value = (f'<div class="attnlab-note" lang="{LANG_TAGS[lang]}"><span class="attnlab-fixed-word">'
                                 f'{html.escape(t("explorer.fixed", lang))}</span>{html.escape(note)}</div>')
         self.mode_note.layout.display = ""
 
     def _large(self) -> None:
-        """Large-font mode: bigger labels and controls (CSS class); the heatmap's own text is
-        redrawn bigger by ``update``."""
+        """Large-font mode: bigger labels and controls (CSS class), the settings used less often
+        behind "More settings"; the heatmap's own text is redrawn bigger by ``update``."""
         (self.add_class if self.controls["large"].value else self.remove_class)(LARGE_CLASS)
+        self._show_controls()
+
+    def _show_controls(self) -> None:
+        """Which controls are on screen: "attention" for the translator only; in large-font mode
+        the secondary settings only while "More settings" is on (the layer only in a model mode)."""
+        c = self.controls
+        model, large, more = c["model"].value, c["large"].value, self.more.value
+        for name in SECONDARY:
+            primary = name == "layer" and model != "random"
+            c[name].layout.display = "none" if large and not more and not primary else ""
+        c["attention"].layout.display = "" if model.startswith("translator") else "none"
+        self.more.layout.display = "" if large else "none"
+
+    def _on_more(self, change) -> None:
+        with self._batched():
+            self._show_controls()
 
 
 def explore(**defaults) -> AttentionExplorer:
@@ -385,6 +403,28 @@ def explore(**defaults) -> AttentionExplorer:
     return AttentionExplorer(**defaults)
 
 
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def query_settings(query: str | None = None) -> dict:
+    """``lang`` and ``large`` from a page's query string, e.g. ``"lang=vi&large=1"`` ->
+    ``{"lang": "vi", "large": True}``; other keys and values it does not know are left out.
+
+    ``query`` defaults to the ``QUERY_STRING`` that Voilà gives the kernel of each page (empty
+    in JupyterLab), so that ``…/voila/render/attention_explorer.ipynb?lang=vi&large=1`` opens the
+    dashboard in Vietnamese, in large font: a bookmark for the lecture hall (a reload keeps it).
+    """
+    query = os.environ.get("QUERY_STRING", "") if query is None else query
+    values = {key: vals[-1].strip().lower() for key, vals in urllib.parse.parse_qs(query).items()}
+    settings = {}
+    if values.get("lang") in LANGUAGES:
+        settings["lang"] = values["lang"]
+    if values.get("large") in TRUE_WORDS + FALSE_WORDS:
+        settings["large"] = values["large"] in TRUE_WORDS
+    return settings
+
+
 def dashboard(**defaults) -> AttentionExplorer:
-    """The explorer with the dashboard's explanation under it (notebooks/attention_explorer.ipynb)."""
-    return AttentionExplorer(prose=True, **defaults)
+    """The explorer with the dashboard's explanation under it (notebooks/attention_explorer.ipynb);
+    the page's ``?lang=…&large=…`` (``query_settings``) override ``defaults``."""
+    return AttentionExplorer(prose=True, **{**defaults, **query_settings()})

@@ -1,6 +1,7 @@
 // Offline search over window.ATTN_SEARCH (assets/search-index.js, written by tools/website/build.py).
 // Vietnamese: every text and the query are folded (lower case, NFD without combining marks, đ -> d),
-// so "chú ý" and "chu y" find the same places; Chinese: substring match, so any word is found
+// so "chú ý" and "chu y" find the same places, and a term matches whole syllables only ("trái"
+// does not find "train", "mặt nạ" not "math"); Chinese: substring match, so any word is found
 // without a word segmenter. Results are grouped by page, best page first.
 (function () {
   "use strict";
@@ -29,9 +30,20 @@
     return fold(query).split(/[\s,.;:!?，。；：！？、]+/).filter(function (t) { return t.length > 0; });
   }
 
-  function count(hay, needle) {
-    var n = 0, i = hay.indexOf(needle);
-    while (i !== -1) { n++; i = hay.indexOf(needle, i + needle.length); }
+  var WORD = /[a-z0-9_]/;                               // folded Latin letters and digits
+  // Where ``needle`` occurs in ``hay`` from ``from`` on; whole words (syllables) only if ``whole``.
+  function find(hay, needle, from, whole) {
+    var i = hay.indexOf(needle, from);
+    while (whole && i !== -1 && ((i > 0 && WORD.test(hay[i - 1])) ||
+                                 (i + needle.length < hay.length && WORD.test(hay[i + needle.length])))) {
+      i = hay.indexOf(needle, i + 1);
+    }
+    return i;
+  }
+
+  function count(hay, needle, whole) {
+    var n = 0, i = find(hay, needle, 0, whole);
+    while (i !== -1) { n++; i = find(hay, needle, i + needle.length, whole); }
     return n;
   }
 
@@ -39,10 +51,10 @@
     return s.replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
   }
 
-  function snippet(doc, ts) {
+  function snippet(doc, ts, whole) {
     var f = doc.fx || (doc.fx = foldWithMap(doc.x));
     var at = -1, len = 0;
-    ts.forEach(function (t) { var i = f.text.indexOf(t); if (i !== -1 && (at === -1 || i < at)) { at = i; len = t.length; } });
+    ts.forEach(function (t) { var i = find(f.text, t, 0, whole); if (i !== -1 && (at === -1 || i < at)) { at = i; len = t.length; } });
     if (at === -1) return escapeHtml(doc.x.slice(0, 160));
     var start = f.map[at], end = f.map[Math.min(at + len, f.map.length) - 1] + 1;
     var from = Math.max(0, start - 70), to = Math.min(doc.x.length, end + 90);
@@ -54,6 +66,7 @@
     var ts = terms(query);
     if (!ts.length) return [];
     var raw = query.trim().toLowerCase();
+    var whole = lang === "vi";                           // syllables; Chinese: substrings
     var pages = {};
     docs.forEach(function (doc) {
       if (doc.l !== lang) return;
@@ -61,17 +74,18 @@
       // per section: damped count in the text, strong weight on section and page titles
       var score = 0;
       for (var k = 0; k < ts.length; k++) {
-        var inText = count(doc.fxt, ts[k]), inTitle = count(doc.ft, ts[k]), inPage = count(doc.fp, ts[k]);
+        var inText = count(doc.fxt, ts[k], whole), inTitle = count(doc.ft, ts[k], whole),
+            inPage = count(doc.fp, ts[k], whole);
         if (!inText && !inTitle) return;                 // every term must occur in the section
         score += 1 + Math.log(1 + inText) + (inTitle ? 8 : 0) + (inPage ? 12 : 0);
       }
       var phrase = ts.join(" ");
       if (ts.length > 1) {                               // the words together, as a phrase
-        var inTextP = count(doc.fxt, phrase);
-        score += (count(doc.ft, phrase) ? 10 : 0) + (inTextP ? 2 + Math.log(1 + inTextP) : 0);
+        var inTextP = count(doc.fxt, phrase, whole);
+        score += (count(doc.ft, phrase, whole) ? 10 : 0) + (inTextP ? 2 + Math.log(1 + inTextP) : 0);
       }
       // a heading that starts with the query names the section's subject ("3. 因果掩码：…")
-      if (doc.ft.replace(/^[\d.\s]+/, "").indexOf(phrase) === 0) score += 6;
+      if (find(doc.ft.replace(/^[\d.\s]+/, ""), phrase, 0, whole) === 0) score += 6;
       if (raw && (doc.x.toLowerCase().indexOf(raw) !== -1 || doc.t.toLowerCase().indexOf(raw) !== -1)) score *= 1.5;
       var url = doc.u.split("#")[0];
       var page = pages[url] || (pages[url] = { url: url, title: doc.p, score: 0, sections: [] });
@@ -84,7 +98,7 @@
       p.score = p.sections.reduce(function (acc, s, i) { return acc + (i ? 0.25 : 1) * s.score; }, 0);
     });
     list.sort(function (a, b) { return b.score - a.score; });
-    return list.map(function (p) { p.terms = ts; return p; });
+    return list.map(function (p) { p.terms = ts; p.whole = whole; return p; });
   }
 
   function render(results, query, lang, root) {
@@ -101,7 +115,7 @@
       var html = '<a class="result-page" href="' + escapeHtml(root + page.url) + '">' + escapeHtml(page.title) + "</a>";
       html += '<ul class="sections">';
       page.sections.slice(0, 3).forEach(function (s) {
-        html += '<li><a href="' + escapeHtml(root + s.doc.u) + '">' + escapeHtml(s.doc.t) + "</a><br>" + snippet(s.doc, page.terms) + "</li>";
+        html += '<li><a href="' + escapeHtml(root + s.doc.u) + '">' + escapeHtml(s.doc.t) + "</a><br>" + snippet(s.doc, page.terms, page.whole) + "</li>";
       });
       li.innerHTML = html + "</ul>";
       list.appendChild(li);

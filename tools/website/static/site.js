@@ -44,11 +44,21 @@
 
   // Scrollable blocks (wide outputs, formulas, tables) must be reachable by keyboard.
   function markScrollable() {
-    document.querySelectorAll("pre, .math-display, .table-wrap").forEach(function (el) {
+    document.querySelectorAll("pre, .math-display, .math-inline, .table-wrap").forEach(function (el) {
       if (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) el.setAttribute("tabindex", "0");
       else if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
     });
   }
   markScrollable();
   window.addEventListener("resize", markScrollable);
+
+  // Search works with JavaScript only: its forms are hidden in the HTML and shown here.
+  document.querySelectorAll("form.search-form[hidden], form.search-page-form[hidden]").forEach(function (f) {
+    f.hidden = false;
+  });
+
+  // On a phone the lesson list starts folded, so that the lesson's title is on the first screen.
+  if (window.matchMedia && window.matchMedia("(max-width: 50em)").matches) {
+    document.querySelectorAll("details.lesson-nav[open]").forEach(function (d) { d.open = false; });
+  }
 })();
