@@ -198,3 +198,18 @@ def test_evaluation_never_touches_the_process_wide_thread_count(monkeypatch):
     translator.attention_maps(tr_model, 105)
     translator.alignment_mass(tr_model, [105, 7])
     assert calls == []
+
+
+def test_explorer_static_figure_leaves_rcparams_alone():
+    """plot_grid draws with the course fonts without changing the caller's matplotlib settings."""
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+    from attnlab.explorer.static import plot_grid
+
+    with mpl.rc_context({"font.family": ["serif"], "axes.unicode_minus": False}):
+        before = dict(mpl.rcParams)
+        fig = plot_grid("the cat sat", num_heads=2, lang="zh")
+        assert dict(mpl.rcParams) == before
+        families = {tuple(t.get_fontfamily()) for t in fig.findobj(mpl.text.Text) if t.get_text()}
+        assert any("Noto Sans SC" in " ".join(f) or "DejaVu Sans" in " ".join(f) for f in families), families
+        plt.close(fig)

@@ -12,10 +12,17 @@ from .state import D_MODEL, MASK_TYPES, ExplorerState
 
 def plot_grid(sentence: str | None = None, num_heads: int = 4, pad: int = 2, pad_side: str = "left",
               scaled: bool = True, lang: str | None = None):
-    """One row per mask type, one column per head. A pyplot Figure (end the cell with ``plt.show()``)."""
+    """One row per mask type, one column per head. A pyplot Figure (end the cell with ``plt.show()``).
+    The course fonts apply to this figure only: the caller's rcParams are left as they were."""
+    import matplotlib as mpl
     import matplotlib.pyplot as plt
 
-    use_course_fonts()
+    with mpl.rc_context():
+        use_course_fonts()                  # the figure's texts take their fonts when they are created
+        return _plot_grid(plt, sentence, num_heads, pad, pad_side, scaled, lang)
+
+
+def _plot_grid(plt, sentence, num_heads, pad, pad_side, scaled, lang):
     lang = get_language() if lang is None else lang
     sentence = t("example.long", lang) if sentence is None else sentence
     states = [ExplorerState(sentence=sentence, mask=m, num_heads=num_heads, pad=pad, pad_side=pad_side,
