@@ -13,8 +13,9 @@ can run the same entries).
 * ``context``: source run before the solution, on top of ``BASE`` (``math``, ``torch``, ``nn``,
   ``F``, ``attnlab``): what the exercise cell needs from the cells above it (``tiny``, ``tr``,
   ``model``, ``token_ids``, the capstone's ``MultiHeadAttention``). Absent: ``""``;
-* ``reference``: source defining ``names``, derived from ``solutions/lNN.py`` with inspect (one source
-  of truth): the checker says ok True;
+* ``reference``: source defining ``names``, derived from ``solutions/lNN.py`` (the capstone's from
+  ``solutions/capstone_steps.py`` and ``solutions/capstone.py``) with inspect (one source of truth):
+  the checker says ok True;
 * ``wrong``: at least four ``dict(label, source, hint)``: source defining the same names, wrong in one
   plausible way (from the review of 2026-12-01, the exercise run and the lessons' own warnings);
   ``hint`` is the message key of the hint the checker must give (``Feedback.key``, ok False);
@@ -32,7 +33,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from . import capstone, l01, l02, l03, l04, l05, l06, l07, l08
+from . import capstone, capstone_steps, l01, l02, l03, l04, l05, l06, l07, l08
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport attnlab\n"
@@ -699,7 +700,68 @@ _L08 = [
 L09 = "09_capstone"
 _MHA = textwrap.dedent(inspect.getsource(capstone.MultiHeadAttention))
 _BLOCK = textwrap.dedent(inspect.getsource(capstone.TransformerBlock))
+_SPLIT = _src(capstone_steps.split_heads)
+_SCORES = _src(capstone_steps.attention_scores)
+_APPLY_MASK = _src(capstone_steps.apply_mask)
+_MERGE = _src(capstone_steps.merge_heads)
+_STEPS = "attnlab.exercises.capstone_steps:evaluate_"
 _L09 = [
+    dict(key="capstone.split", lesson=L09, evaluate=_STEPS + "split", names=("split_heads",), reference=_SPLIT,
+         wrong=[
+             _w("viewed straight into (B, H, L, d_k)", "capstone_steps.hint.split_no_transpose",
+                _changed(_SPLIT, ("x.view(B, L, num_heads, D // num_heads).transpose(1, 2)",
+                                  "x.view(B, num_heads, L, D // num_heads)"))),
+             _w("(B, L, H, d_k): the transpose forgotten", "capstone_steps.hint.split_shape",
+                _changed(_SPLIT, (".transpose(1, 2)", ""))),
+             _w("transpose(2, 3) instead of (1, 2)", "capstone_steps.hint.split_shape",
+                _changed(_SPLIT, (".transpose(1, 2)", ".transpose(2, 3)"))),
+             _w("features dealt out to the heads in turn", "capstone_steps.hint.split_values",
+                _changed(_SPLIT, ("x.view(B, L, num_heads, D // num_heads).transpose(1, 2)",
+                                  "x.view(B, L, D // num_heads, num_heads).permute(0, 3, 1, 2)"))),
+             _w("d_k = D / num_heads: a float", "ex.cause.float_int",
+                _changed(_SPLIT, ("D // num_heads", "D / num_heads"))),
+         ]),
+    dict(key="capstone.scores", lesson=L09, evaluate=_STEPS + "scores", names=("attention_scores",), reference=_SCORES,
+         wrong=[
+             _w("no scaling", "capstone_steps.hint.scores_no_scale", _changed(_SCORES, (" / math.sqrt(q.shape[-1])", ""))),
+             _w("divided by d_k", "capstone_steps.hint.scores_dk",
+                _changed(_SCORES, ("math.sqrt(q.shape[-1])", "q.shape[-1]"))),
+             _w("k @ qᵀ: keys as rows", "capstone_steps.hint.scores_transposed",
+                _changed(_SCORES, ("q @ k.transpose(-2, -1)", "k @ q.transpose(-2, -1)"))),
+             _w("square root of d_model = H · d_k", "capstone_steps.hint.scores_values",
+                _changed(_SCORES, ("math.sqrt(q.shape[-1])", "math.sqrt(q.shape[1] * q.shape[-1])"))),
+             _w("square root of the number of keys", "capstone_steps.hint.scores_values",
+                _changed(_SCORES, ("math.sqrt(q.shape[-1])", "math.sqrt(k.shape[-2])"))),
+             _w("Q transposed instead of K", "ex.cause.shapes",
+                _changed(_SCORES, ("q @ k.transpose(-2, -1)", "q.transpose(-2, -1) @ k"))),
+         ]),
+    dict(key="capstone.mask", lesson=L09, evaluate=_STEPS + "mask", names=("apply_mask",), reference=_APPLY_MASK,
+         wrong=[
+             _w("mask inverted", "capstone_steps.hint.mask_inverted", _changed(_APPLY_MASK, ("masked_fill(~mask,", "masked_fill(mask,"))),
+             _w("masked scores set to 0", "capstone_steps.hint.mask_zero", _changed(_APPLY_MASK, ('float("-inf")', "0.0"))),
+             _w("scores multiplied by the mask", "capstone_steps.hint.mask_zero",
+                _changed(_APPLY_MASK, ('scores.masked_fill(~mask, float("-inf"))', "scores * mask"))),
+             _w("the softmax taken already", "capstone_steps.hint.mask_softmax",
+                _changed(_APPLY_MASK, ('return scores.masked_fill(~mask, float("-inf"))',
+                                       'return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)'))),
+             _w("a causal mask of its own, the argument ignored", "capstone_steps.hint.mask_values",
+                _changed(_APPLY_MASK, ('masked_fill(~mask,', 'masked_fill(~torch.ones_like(scores, dtype=torch.bool).tril(),'))),
+             _w("the first batch only", "capstone_steps.hint.mask_shape",
+                _changed(_APPLY_MASK, ('float("-inf"))', 'float("-inf"))[0]'))),
+         ]),
+    dict(key="capstone.merge", lesson=L09, evaluate=_STEPS + "merge", names=("merge_heads",), reference=_MERGE,
+         wrong=[
+             _w("reshaped without the transpose", "capstone_steps.hint.merge_no_transpose",
+                _changed(_MERGE, ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.reshape(B, T, H * d_k)"))),
+             _w("viewed without the transpose", "capstone_steps.hint.merge_no_transpose",
+                _changed(_MERGE, ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.view(B, T, H * d_k)"))),
+             _w("features interleaved across the heads", "capstone_steps.hint.merge_values",
+                _changed(_MERGE, ("x.transpose(1, 2).reshape(", "x.permute(0, 2, 3, 1).reshape("))),
+             _w("transposed but never merged", "capstone_steps.hint.merge_shape",
+                _changed(_MERGE, ("x.transpose(1, 2).reshape(B, T, H * d_k)", "x.transpose(1, 2)"))),
+             _w("batch and positions flattened together", "capstone_steps.hint.merge_shape",
+                _changed(_MERGE, ("reshape(B, T, H * d_k)", "reshape(B * T, H * d_k)"))),
+         ]),
     dict(key="capstone.multihead", lesson=L09, evaluate="attnlab.exercises.capstone:evaluate_multihead",
          names=("MultiHeadAttention",), reference=_MHA,
          wrong=[

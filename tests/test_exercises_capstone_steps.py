@@ -102,13 +102,17 @@ def mask_only_causal(scores, mask):
     return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
 
 
+def mask_softmax(scores, mask):
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)   # the weights, not the scores
+
+
 def mask_squeezed(scores, mask):
     return scores.masked_fill(~mask, float("-inf"))[0]
 
 
 @pytest.mark.parametrize("fn, key", [(mask_inverted, "hint.mask_inverted"), (mask_zero, "hint.mask_zero"),
                                      (mask_multiply, "hint.mask_zero"), (mask_only_causal, "hint.mask_values"),
-                                     (mask_squeezed, "hint.mask_shape")])
+                                     (mask_softmax, "hint.mask_softmax"), (mask_squeezed, "hint.mask_shape")])
 def test_mask_mistakes(fn, key, capsys):
     assert_hint(cs.check_mask, cs.diagnose_mask, fn, P + key, capsys)
 

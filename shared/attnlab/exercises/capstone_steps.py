@@ -5,14 +5,16 @@ the whole class; and the student's block plugged into lesson 07's trained model.
 * ``check_scores(fn)``: ``fn(q, k)``, (B, H, T, d_k) and (B, H, S, d_k) -> (B, H, T, S) = q kᵀ / √d_k.
 * ``check_mask(fn)``: ``fn(scores, mask)`` -> the scores with every cell where the bool ``mask`` is
   False pushed to -inf (or a very negative number): compared after the softmax, on rows that keep
-  at least one key (a fully masked row is attnlab's business: it returns zeros there, not NaN).
+  at least one key (a fully masked row is attnlab's business: it returns zeros there, not NaN);
+  returning the weights (the softmax taken already) has its own hint.
 * ``check_merge(fn)``: ``fn(x)``, (B, H, T, d_k) -> (B, T, D), the inverse of the split.
 * ``check_in_tiny_model(cls)``: ``cls`` is the student's ``TransformerBlock`` (capstone exercise 2);
   four of them, with the weights of lesson 07's checkpoint, replace its blocks; the model must
   reverse the held-out sequences exactly as the checkpoint does, and the accuracy is printed.
 
 Each check has ``diagnose_x(...) -> (ok, message key, fields)`` for the tests, ``evaluate_x`` ->
-``Feedback`` and ``check_x`` (prints). The words are in ``messages/capstone_steps.json``.
+``Feedback`` and ``check_x`` (prints). The words are in ``messages/capstone_steps.json``; every key
+is written out whole, so tests/test_i18n.py finds each one used.
 """
 from __future__ import annotations
 
@@ -27,16 +29,14 @@ from .capstone import _block_rename, _close
 
 __all__ = ["check_split", "check_scores", "check_mask", "check_merge", "check_in_tiny_model"]
 
-P = "capstone_steps."
-
 
 def _data(*shape, seed):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def _shape_hint(got, want, key):
-    return False, P + key, {"got": tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__,
-                            "want": tuple(want.shape)}
+    return False, key, {"got": tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__,
+                        "want": tuple(want.shape)}
 
 
 # ----------------------------------------------------------------------------------- split
@@ -50,12 +50,12 @@ def diagnose_split(fn):
         x = _data(B, L, D, seed=L)
         got, want = call_student(fn, x.clone(), H), _split_ref(x, H)
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-            return _shape_hint(got, want, "hint.split_shape")
+            return _shape_hint(got, want, "capstone_steps.hint.split_shape")
         if not _close(got, want, 0.0):
             if _close(got, x.view(B, H, L, D // H), 0.0):
-                return False, P + "hint.split_no_transpose", {}
-            return False, P + "hint.split_values", {}
-    return True, P + "ok.split", {}
+                return False, "capstone_steps.hint.split_no_transpose", {}
+            return False, "capstone_steps.hint.split_values", {}
+    return True, "capstone_steps.ok.split", {}
 
 
 # ----------------------------------------------------------------------------------- scores
@@ -63,16 +63,16 @@ def diagnose_scores(fn):
     q, k = _data(2, 3, 5, 4, seed=11), _data(2, 3, 7, 4, seed=12)        # T = 5, S = 7, d_k = 4
     got, want = call_student(fn, q.clone(), k.clone()), q @ k.transpose(-2, -1) / math.sqrt(4)
     if isinstance(got, torch.Tensor) and got.shape == (2, 3, 7, 5):
-        return False, P + "hint.scores_transposed", {}
+        return False, "capstone_steps.hint.scores_transposed", {}
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-        return _shape_hint(got, want, "hint.scores_shape")
+        return _shape_hint(got, want, "capstone_steps.hint.scores_shape")
     if _close(got, want * 2):
-        return False, P + "hint.scores_no_scale", {}
+        return False, "capstone_steps.hint.scores_no_scale", {}
     if _close(got, want / 2):
-        return False, P + "hint.scores_dk", {}
+        return False, "capstone_steps.hint.scores_dk", {}
     if not _close(got, want):
-        return False, P + "hint.scores_values", {}
-    return True, P + "ok.scores", {}
+        return False, "capstone_steps.hint.scores_values", {}
+    return True, "capstone_steps.ok.scores", {}
 
 
 # ----------------------------------------------------------------------------------- mask
@@ -87,17 +87,19 @@ def diagnose_mask(fn):
     for mask in _mask_cases():
         got = call_student(fn, scores.clone(), mask)
         if not isinstance(got, torch.Tensor) or got.shape != scores.shape:
-            return _shape_hint(got, scores, "hint.mask_shape")
+            return _shape_hint(got, scores, "capstone_steps.hint.mask_shape")
         want = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
         mine = torch.softmax(got, dim=-1)
         if _close(mine, want):
             continue
+        if _close(got, want):
+            return False, "capstone_steps.hint.mask_softmax", {}
         if _close(mine, torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)):
-            return False, P + "hint.mask_inverted", {}
+            return False, "capstone_steps.hint.mask_inverted", {}
         if _close(got, scores.masked_fill(~mask, 0.0)) or _close(got, scores * mask):
-            return False, P + "hint.mask_zero", {}
-        return False, P + "hint.mask_values", {}
-    return True, P + "ok.mask", {}
+            return False, "capstone_steps.hint.mask_zero", {}
+        return False, "capstone_steps.hint.mask_values", {}
+    return True, "capstone_steps.ok.mask", {}
 
 
 # ----------------------------------------------------------------------------------- merge
@@ -106,12 +108,12 @@ def diagnose_merge(fn):
         x = _data(B, H, T, d_k, seed=31 + T)
         got, want = call_student(fn, x.clone()), x.transpose(1, 2).reshape(B, T, H * d_k)
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-            return _shape_hint(got, want, "hint.merge_shape")
+            return _shape_hint(got, want, "capstone_steps.hint.merge_shape")
         if not _close(got, want, 0.0):
             if _close(got, x.reshape(B, T, H * d_k), 0.0):
-                return False, P + "hint.merge_no_transpose", {}
-            return False, P + "hint.merge_values", {}
-    return True, P + "ok.merge", {}
+                return False, "capstone_steps.hint.merge_no_transpose", {}
+            return False, "capstone_steps.hint.merge_values", {}
+    return True, "capstone_steps.ok.merge", {}
 
 
 # ----------------------------------------------------------------------------------- lesson 07's model
@@ -154,38 +156,34 @@ def diagnose_in_tiny_model(cls, model=None):
     acc_ref, acc_mine = tiny.accuracy(ref), tiny.accuracy(mine)
     fields = {"mine": 100 * acc_mine, "ref": 100 * acc_ref}
     if not same or abs(acc_mine - acc_ref) > 0.002:
-        return False, P + "hint.tiny_differs", fields
-    return True, P + "ok.tiny", fields
+        return False, "capstone_steps.hint.tiny_differs", fields
+    return True, "capstone_steps.ok.tiny", fields
 
 
 # ----------------------------------------------------------------------------------- public API
-def _run(key, diagnosis, lang):
-    return evaluate(P + "ex." + key, diagnosis, lang)
-
-
 def evaluate_split(fn, lang: str | None = None) -> Feedback:
     """Step 1: ``fn(x, num_heads)`` splits (B, L, D) into (B, H, L, d_k)."""
-    return _run("split", lambda: diagnose_split(fn), lang)
+    return evaluate("capstone_steps.ex.split", lambda: diagnose_split(fn), lang)
 
 
 def evaluate_scores(fn, lang: str | None = None) -> Feedback:
     """Step 2: ``fn(q, k)`` -> the scaled scores (B, H, T, S)."""
-    return _run("scores", lambda: diagnose_scores(fn), lang)
+    return evaluate("capstone_steps.ex.scores", lambda: diagnose_scores(fn), lang)
 
 
 def evaluate_mask(fn, lang: str | None = None) -> Feedback:
     """Step 3: ``fn(scores, mask)`` -> the scores with the masked cells at -inf (mask: True = may attend)."""
-    return _run("mask", lambda: diagnose_mask(fn), lang)
+    return evaluate("capstone_steps.ex.mask", lambda: diagnose_mask(fn), lang)
 
 
 def evaluate_merge(fn, lang: str | None = None) -> Feedback:
     """Step 4: ``fn(x)`` merges (B, H, T, d_k) back into (B, T, D)."""
-    return _run("merge", lambda: diagnose_merge(fn), lang)
+    return evaluate("capstone_steps.ex.merge", lambda: diagnose_merge(fn), lang)
 
 
 def evaluate_in_tiny_model(cls, model=None, lang: str | None = None) -> Feedback:
     """The student's ``TransformerBlock`` in lesson 07's trained model: the same answers, the same accuracy."""
-    return _run("tiny", lambda: diagnose_in_tiny_model(cls, model), lang)
+    return evaluate("capstone_steps.ex.tiny", lambda: diagnose_in_tiny_model(cls, model), lang)
 
 
 check_split = printing(evaluate_split)
