@@ -62,7 +62,7 @@ def _multi_head(lang):
     for i, (name, y) in enumerate((("Q", 4.0), ("K", 2.5), ("V", 1.0))):
         _box(ax, 2.3, y, 1.3, 0.8, f"$W_{name}$\n" + t("diagram.mh.proj", lang), "proj", size=9)
         _arrow(ax, (1.6, 2.8), (2.3, y + 0.4))
-        _box(ax, 4.2, y, 1.3, 0.8, f"${name}$\n(T, D)", size=9)
+        _box(ax, 4.2, y, 1.3, 0.8, f"${name}$\n(B, T, D)", size=9)
         _arrow(ax, (3.6, y + 0.4), (4.2, y + 0.4))
     _box(ax, 6.1, 0.9, 1.5, 3.95, t("diagram.mh.split", lang), "norm", size=8.5)
     for y in (1.0, 2.5, 4.0):
@@ -75,7 +75,7 @@ def _multi_head(lang):
         _arrow(ax, (9.9, y + 0.42), (10.3, 2.9))
     ax.text(9.05, 2.2, "⋮", ha="center", va="center", fontsize=14)
     _box(ax, 10.3, 2.2, 1.0, 1.4, t("diagram.mh.merge", lang), "norm", size=8.5)
-    _box(ax, 11.5, 2.3, 0.9, 1.2, "$W_O$\n(T, D)", "out", size=9)
+    _box(ax, 11.5, 2.3, 0.9, 1.2, "$W_O$\n(B, T, D)", "out", size=9)
     _arrow(ax, (11.3, 2.9), (11.5, 2.9))
     ax.text(6.25, 0.3, t("diagram.mh.note", lang), ha="center", va="center", fontsize=8.5, color="#333333")
     return fig
