@@ -111,11 +111,12 @@ def test_students_cannot_see_the_hidden_tests(built):
 
 
 def test_vi_and_zh_assignments_have_the_same_code(built):
-    import ast
+    """The lessons' rule (tests/test_notebooks.py): the same program, only the words of the strings differ."""
+    from test_notebooks import normalized_code
     for vi in (built / "source").glob("*_vi/*.ipynb"):
         zh = built / "source" / vi.parent.name.replace("_vi", "_zh") / vi.name
-        code = [[ast.dump(ast.parse(c.source.replace('"vi"', '"zh"'))) for c in nbformat.read(p, as_version=4).cells
-                 if c.cell_type == "code"] for p in (vi, zh)]
+        code = [[normalized_code(c) for c in nbformat.read(p, as_version=4).cells if c.cell_type == "code"]
+                for p in (vi, zh)]
         assert code[0] == code[1], vi.name
 
 
