@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "assignments"
 TIMEOUT = 40            # seconds per cell in the test run (an infinite loop costs this much)
+GRADE_TIMEOUT = 2400    # the whole class, lessons 01-10: over 900 s on two shared cores
 
 
 def run(*args, timeout=900):
@@ -58,7 +59,7 @@ def graded(built, catalogue, tmp_path_factory):
     bad = bad_submissions(subs, built)
     out = tmp_path_factory.mktemp("grades")
     r = run("tools.assignments.grade", str(subs), "--out", str(out), "--assignments", str(built),
-            "-j", "2", "--timeout", str(TIMEOUT))
+            "-j", "2", "--timeout", str(TIMEOUT), timeout=GRADE_TIMEOUT)
     assert r.returncode == 0, r.stderr[-3000:]
     with open(out / "grades.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
