@@ -75,33 +75,42 @@ def lesson01_references() -> dict:
             (("softmax", "my_softmax"), ("attention", "my_attention"), ("dot_std", "dot_std"))}
 
 
+def _in_lesson(entry: dict, source: str) -> str:
+    """A catalogue source as an answer cell: ``lang`` (catalogue_l10's name for the corpus language,
+    which its runner provides) is the lesson's ``LANG``."""
+    return ("lang = LANG\n" + source) if "lang" in entry.get("call", ()) else source
+
+
 def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> dict:
     """For every lesson in the catalogue and both languages: a reference submission, an untouched
     one, and wrong submission i carrying wrong entry i of EVERY exercise that has one (the reference
-    for the others). Returns {(student, aid): {grade_id: expected (points, hint key or None)}}."""
-    expected = {}
+    for the others). An exercise without an entry is left as released (expected 0) and listed in
+    ``missing``. Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
+    expected, missing = {}, []
     lessons = sorted({e["lesson"] for e in catalogue})
     for stem in lessons:
-        entries = [e for e in catalogue if e["lesson"] == stem]
         for aid_dir in sorted((built / "release").glob(f"{stem}_*")):
             aid = aid_dir.name
             release = aid_dir / f"{stem}.ipynb"
             paths = evaluate_paths(nbformat.read(built / "source" / aid / f"{stem}.ipynb", as_version=4))
+            entries = [e for e in catalogue if e["lesson"] == stem and e["evaluate"] in paths]
             gid = {e["key"]: paths[e["evaluate"]] for e in entries}
-            refs = {gid[e["key"]]: e["reference"] for e in entries}
+            refs = {gid[e["key"]]: _in_lesson(e, e["reference"]) for e in entries}
+            missing += [f"{aid}: {g}" for g in paths.values() if g not in refs]
+            base = {g: (1.0 if g in refs else 0.0, None) for g in paths.values()}
             put(folder, "reference", aid, with_answers(release, refs))
-            expected[("reference", aid)] = {g: (1.0, None) for g in paths.values()}
+            expected[("reference", aid)] = dict(base)
             put(folder, "untouched", aid, with_answers(release, {}))
             expected[("untouched", aid)] = {g: (0.0, None) for g in paths.values()}
-            for i in range(max(len(e["wrong"]) for e in entries)):
-                answers, want = dict(refs), {g: (1.0, None) for g in paths.values()}
+            for i in range(max((len(e["wrong"]) for e in entries), default=0)):
+                answers, want = dict(refs), dict(base)
                 for e in entries:
                     if i < len(e["wrong"]):
-                        answers[gid[e["key"]]] = e["wrong"][i]["source"]
+                        answers[gid[e["key"]]] = _in_lesson(e, e["wrong"][i]["source"])
                         want[gid[e["key"]]] = (0.0, e["wrong"][i]["hint"])
                 put(folder, f"wrong{i}", aid, with_answers(release, answers))
                 expected[(f"wrong{i}", aid)] = want
-    return expected
+    return expected, missing
 
 
 def bad_submissions(folder: Path, built: Path) -> dict:

@@ -65,3 +65,34 @@ def test_hidden_test_calls_the_lessons_checker():
 def test_a_lesson_of_another_shape_gets_a_clear_error(codes, words):
     with pytest.raises(LessonError, match=words.replace("(", r"\(")):
         read_lesson(notebook(*codes), "demo")
+
+
+def test_code_between_exercises_is_kept_only_where_an_exercise_reads_it():
+    nb = notebook(SETUP, 'attnlab.set_language("vi")', "import torch\nx = torch.ones(2)",
+                  "def f(x):\n    return None  # TODO\n\nattnlab.exercises.l01.check_softmax(f)",
+                  "y = x * 2\nplot = y.sum()\nprint(plot)",                       # y read below, plot not
+                  "def helper(t):\n    return t + y\n\n\nunused = helper(x)",
+                  "my_guess = None  # TODO", "low = helper(x)\nattnlab.exercises.l10.check_guess(my_guess, low, 0.5)")
+    lesson = read_lesson(nb, "demo")
+    assert "y = x * 2" in lesson.context and "def helper" in lesson.context and "x = torch.ones(2)" in lesson.context
+    assert "plot" not in lesson.context and "unused" not in lesson.context and "print" not in lesson.context
+    guess = lesson.exercises[1]
+    assert guess.answer == "my_guess = None  # TODO" and guess.prelude == "low = helper(x)" and not guess.graded
+    built = source_notebook(lesson, nb, "vi")
+    cell = next(c for c in built.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "l10-guess")
+    assert cell.source == "low = helper(x)\nattnlab.exercises.l10.check_guess(my_guess, low, 0.5)"
+    assert not cell.metadata["nbgrader"]["grade"] and cell.metadata["nbgrader"]["locked"]
+
+
+def test_a_name_is_taken_from_its_last_definition_before_the_exercise():
+    nb = notebook(SETUP, 'attnlab.set_language("vi")', "n = 1",
+                  "def f(x):\n    return None  # TODO\n\nattnlab.exercises.l01.check_softmax(f, n)", "n = 2")
+    assert "n = 1" in read_lesson(nb, "demo").context and "n = 2" not in read_lesson(nb, "demo").context
+
+
+def test_lesson_10_loads_the_checkpoint_and_keeps_the_guess_ungraded():
+    nb = nbformat.read(ROOT / "lessons_zh" / "10_poet_gpt.ipynb", as_version=4)
+    lesson = read_lesson(nb, "10_poet_gpt")
+    assert lesson.context.rstrip().endswith("model = poet.load_pretrained(LANG)") and "poet.train(" not in lesson.context
+    assert [(e.key, e.graded) for e in lesson.exercises] == [
+        ("l10.probs", True), ("l10.units", True), ("l10.head", True), ("l10.guess", False)]

@@ -58,7 +58,11 @@ def _copy(cell):
 
 
 def hidden_test(ex) -> str:
-    return (f"{ex.call}\n### BEGIN HIDDEN TESTS\n"
+    """The checker cell: the lesson's lines above the call (if any), the call, then the hidden test."""
+    shown = f"{ex.prelude}\n{ex.call}" if ex.prelude else ex.call
+    if not ex.graded:
+        return shown
+    return (f"{shown}\n### BEGIN HIDDEN TESTS\n"
             f"assert attnlab.exercises.{ex.module}.{ex.evaluate}({ex.args}).ok   "
             f"# {settings.POINTS} point(s) if the checker above says correct, else 0\n"
             f"### END HIDDEN TESTS")
@@ -76,8 +80,10 @@ def source_notebook(lesson: Lesson, lesson_nb, lang: str):
         cells += [_copy(c) for c in ex.markdown]
         if ex.answer:
             cells.append(_code(f"{ex.grade_id}-answer", ex.answer, _meta(f"{ex.grade_id}-answer", solution=True)))
+        cells += [_copy(c) for c in ex.between]
         cells.append(_code(ex.grade_id, hidden_test(ex),
-                           _meta(ex.grade_id, grade=True, locked=True, points=settings.POINTS)))
+                           _meta(ex.grade_id, grade=True, locked=True, points=settings.POINTS) if ex.graded
+                           else _meta(ex.grade_id, locked=True)))
     cells += [_copy(c) for c in lesson.license]
     nb = nbformat.v4.new_notebook(cells=cells, metadata=dict(lesson_nb.metadata))
     nb.nbformat_minor = lesson_nb.nbformat_minor
