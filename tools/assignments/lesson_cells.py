@@ -20,9 +20,10 @@ CONTEXT = {
     "10_poet_gpt": "model = poet.load_pretrained(LANG)",
 }
 
-# Checkers the lesson itself calls ungraded (a predict-then-run question: see its module's docstring):
-# the assignment keeps the question and its checker, locked, without points.
-UNGRADED = {"l10.guess"}
+# Checkers without points of their own: a predict-then-run question the lesson calls ungraded (l10's
+# docstring), and lesson 09's check of the student's block inside lesson 07's model, whose answer is
+# exercise 2's block (graded there). The assignment keeps them and their checker, locked, without points.
+UNGRADED = {"l10.guess", "capstone_steps.in_tiny_model"}
 
 
 @dataclass
