@@ -1,7 +1,6 @@
 """Reference solutions for lesson 08 (the number translator). For instructors; no notebook imports this."""
 from __future__ import annotations
 
-import math
 
 import torch
 
@@ -14,7 +13,7 @@ def attend_step(q, k_cache, v_cache, k_new, v_new):
     """
     k = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=2)     # (B, H, t+1, d_k)
     v = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=2)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])               # (B, H, 1, t+1)
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5                   # (B, H, 1, t+1)
     return torch.softmax(scores, dim=-1) @ v, k, v                          # (B, H, 1, d_k)
 
 

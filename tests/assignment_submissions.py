@@ -107,7 +107,9 @@ def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> di
                 for e in entries:
                     if i < len(e["wrong"]):
                         answers[gid[e["key"]]] = _in_lesson(e, e["wrong"][i]["source"])
-                        want[gid[e["key"]]] = (0.0, e["wrong"][i]["hint"])
+                        wrong = e["wrong"][i]
+                        lang = aid.rsplit("_", 1)[1]
+                        want[gid[e["key"]]] = (0.0, wrong.get("hint_by_lang", {}).get(lang, wrong["hint"]))
                 put(folder, f"wrong{i}", aid, with_answers(release, answers))
                 expected[(f"wrong{i}", aid)] = want
     return expected, missing

@@ -58,7 +58,8 @@ def test_entry_format(entry):
     assert len(entry["wrong"]) >= 4
     assert len({w["source"] for w in entry["wrong"]}) == len(entry["wrong"])            # no duplicates
     for wrong in entry["wrong"]:
-        assert set(wrong) == {"label", "source", "hint"} and wrong["hint"] in CATALOG
+        assert set(wrong) - {"hint_by_lang"} == {"label", "source", "hint"} and wrong["hint"] in CATALOG
+        assert all(key in CATALOG for key in wrong.get("hint_by_lang", {}).values())
         assert wrong["source"] != entry["reference"]
     for name in entry["names"]:                                                          # every source defines the names
         pattern = re.compile(rf"^(def {name}\(|class {name}\(|{name} = )", re.M)
