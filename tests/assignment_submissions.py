@@ -78,7 +78,10 @@ def lesson01_references() -> dict:
 def _in_lesson(entry: dict, source: str) -> str:
     """A catalogue source as an answer cell: ``lang`` (catalogue_l10's name for the corpus language,
     which its runner provides) is the lesson's ``LANG``."""
-    return ("lang = LANG\n" + source) if "lang" in entry.get("call", ()) else source
+    # The catalogue's sources assume its BASE imports (math, torch, nn, F); a student's cell that uses
+    # them imports them itself, so the answer cell does too.
+    imports = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    return imports + (("lang = LANG\n" + source) if "lang" in entry.get("call", ()) else source)
 
 
 def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> dict:
