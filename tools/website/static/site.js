@@ -50,7 +50,17 @@
     });
   }
   markScrollable();
+  // A block's width changes after this script runs (web fonts, images, the window): mark it again then.
   window.addEventListener("resize", markScrollable);
+  window.addEventListener("load", markScrollable);
+  if (document.fonts && document.fonts.ready) document.fonts.ready.then(markScrollable);
+  if (window.ResizeObserver) {
+    var observer = new ResizeObserver(markScrollable);
+    document.querySelectorAll("pre, .math-display, .math-inline, .table-wrap").forEach(function (el) {
+      observer.observe(el);
+      if (el.firstElementChild) observer.observe(el.firstElementChild);
+    });
+  }
 
   // Search works with JavaScript only: its forms are hidden in the HTML and shown here.
   document.querySelectorAll("form.search-form[hidden], form.search-page-form[hidden]").forEach(function (f) {
