@@ -12,19 +12,9 @@ query of output position i (i = 0 at the separator) looks at source position n -
 block of the attention matrix where the queries are the target positions and the keys the
 source positions, a trained model draws an anti-diagonal.
 
-Layout of one example of length n (ids ``0..9`` are digits, ``SEP`` the separator, ``PAD``
-fills the row up to ``2 * max_len + 1`` tokens)::
-
-    index   0 ... n-1   n     n+1 ... 2n    2n+1 ...
-    token   s_1 ... s_n SEP   s_n ... s_1   PAD ...
-
-``inputs = ids[:, :-1]`` and ``targets = ids[:, 1:]``: the model at input position t predicts
-``targets[:, t] = ids[:, t + 1]``. The loss counts only the positions whose target is a reversed
-digit, t = n .. 2n - 1 (``loss_mask``). Right padding needs no padding mask: under the causal
+The layout of one example, the inputs and targets, the loss mask and the held-out split are
+described in ``attnlab.reversal_data``. Right padding needs no padding mask: under the causal
 mask no real token can see the padding that follows it, and the loss skips the padding.
-
-Held-out sequences come from their own seed (``HELDOUT_SEED``) and the training batches never
-contain one of them (``training_batches`` redraws any row that is in the held-out set).
 
 This module is the lesson's one place: its recipe and thresholds, training (``training.fit``),
 evaluation and attention analysis, with the data (``attnlab.reversal_data``) and the model
