@@ -129,6 +129,21 @@ def test_training_is_reproducible_and_leaves_global_state(tiny_vi):
     assert torch.get_num_threads() == threads and torch.equal(torch.get_rng_state(), rng)
 
 
+def test_dropout_trains_only_and_is_refused_out_of_range(tiny_vi):
+    c, _ = tiny_vi
+    m = poet.new_model(c, num_layers=1, d_model=16, d_ff=32, context=16, dropout=0.5)
+    ids = c.train_ids[:16][None]
+    m.train()
+    with torch.no_grad():
+        assert not torch.equal(m(ids)[0], m(ids)[0])          # dropout draws while training
+    m.eval()
+    with torch.no_grad():
+        assert torch.equal(m(ids)[0], m(ids)[0])              # and is off in eval mode (the lesson's)
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="dropout"):
+            poet.PoetConfig(vocab_size=3, dropout=bad)
+
+
 def test_bigram_loss_matches_a_direct_count():
     train = torch.tensor([0, 1, 0, 1, 1, 2])
     val = torch.tensor([0, 1, 2])

@@ -48,6 +48,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--ladder-steps", type=int, default=None)
     parser.add_argument("--out", type=pathlib.Path, default=None)
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="dropout in the blocks while training the lesson's model (not the ladder)")
     parser.add_argument("--ladder-from", type=pathlib.Path, default=None,
                         help="take the ladder from this checkpoint (measured by this tool, same recipe) "
                              "instead of measuring it again")
@@ -66,13 +68,13 @@ def main(argv: list[str]) -> int:
         ladder = measure_ladder(lang, corpus, ladder_steps)
 
     start = time.perf_counter()
-    model = poet.new_model(corpus)
+    model = poet.new_model(corpus, dropout=args.dropout)
     history = poet.train(model, corpus, steps=steps)
     took = time.perf_counter() - start
     meta = {
         "lang": lang,
         "recipe": {"seed": recipe.SEED, "steps": steps, "batch_size": recipe.BATCH_SIZE, "lr": recipe.LR,
-                   "weight_decay": recipe.WEIGHT_DECAY, "warmup": max(1, steps // 10), "threads": 1,
+                   "weight_decay": recipe.WEIGHT_DECAY, "dropout": args.dropout, "warmup": max(1, steps // 10), "threads": 1,
                    "torch": str(torch.__version__), "train_seconds": round(took, 1)},
         "ladder": ladder,
         "ladder_recipe": {"steps": ladder_steps, "batch_size": recipe.BATCH_SIZE, "lr": recipe.LR,

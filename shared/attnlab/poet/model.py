@@ -37,10 +37,13 @@ class PoetConfig:
     num_layers: int = 4
     d_ff: int = 256
     rung: str = "with_positions"      # one of LADDER
+    dropout: float = 0.0              # in the blocks, while training only (the shipped checkpoints' recipe)
 
     def __post_init__(self):
         if self.rung not in LADDER:
             raise ValueError(f"rung must be one of {', '.join(LADDER)}, got {self.rung!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
 
 
 class AttentionOnly(nn.Module):
@@ -72,7 +75,7 @@ class PoetGPT(nn.Module):
             self.blocks = nn.ModuleList([AttentionOnly(c.d_model, heads)])
         else:
             self.blocks = nn.ModuleList(
-                TransformerBlock(c.d_model, c.num_heads, c.d_ff, dropout=0.0, norm_first=True)
+                TransformerBlock(c.d_model, c.num_heads, c.d_ff, dropout=c.dropout, norm_first=True)
                 for _ in range(c.num_layers))
         self.norm = nn.LayerNorm(c.d_model)
         self.apply(_init)
