@@ -35,7 +35,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "plot_heads": ("plotting", "plot_heads"),
     "plotting": ("plotting", None),
     "heatmap_grid": ("heatmap_grid", None),
-    "diagrams": ("diagrams", None),                        # lessons 02, 06, 08: attnlab.diagrams.show(name)
+    "diagrams": ("diagrams", None),                        # lessons 02, 05, 06, 08: attnlab.diagrams.draw(name)
     "fonts": ("fonts", None),
     "tiny": ("tiny", None),                                # lesson 07: attnlab.tiny.load_pretrained()
     "exercises": ("exercises", None),                      # attnlab.exercises.l05.check_...

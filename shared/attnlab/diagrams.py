@@ -1,4 +1,4 @@
-"""The course's three architecture diagrams, drawn with matplotlib from one source.
+"""The course's architecture diagrams, drawn with matplotlib from one source.
 
 ``attnlab.diagrams.draw("multi_head")`` (then ``plt.show()``) draws the diagram with labels in the current language
 (the words are in ``messages/diagrams.json``) and returns the Figure. A lesson calls it in a code
@@ -7,6 +7,7 @@ notebook's outputs are — JupyterLab, VS Code, Colab, GitHub, nbviewer and the 
 file beside the notebook and without a network. Names:
 
 - ``multi_head``: project, split into heads, attend per head, merge, output projection (lesson 02);
+- ``transformer_block``: one block, post-LN beside pre-LN, its residual stream drawn straight (lesson 05);
 - ``encoder_decoder``: the encoder–decoder with its masks and cross-attention (lesson 06);
 - ``kv_cache``: one decoding step with a KV cache (lesson 08).
 """
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from .fonts import use_course_fonts
 from .i18n import t
 
-NAMES = ("multi_head", "encoder_decoder", "kv_cache")
+NAMES = ("multi_head", "transformer_block", "encoder_decoder", "kv_cache")
 
-# One palette for the three diagrams (light fills, dark text: readable projected and printed).
+# One palette for the diagrams (light fills, dark text: readable projected and printed).
 FILL = {"data": "#e8eef7", "proj": "#fde9c9", "attn": "#d7f0dd", "ffn": "#efe0f5", "norm": "#eeeeee",
         "cache": "#fbe0e0", "out": "#dfeff2", "cross": "#fff3b0"}
 EDGE = "#444444"
@@ -39,8 +40,11 @@ def _box(ax, x, y, w, h, text, kind="data", size=10, weight="normal"):
         ax.text(x + w / 2, top - i * step, line, ha="center", va="center", fontsize=size, weight=weight)
 
 
-def _arrow(ax, a, b, text=None, style="-|>", dashed=False, offset=(0.0, 0.12), size=8.5, rad=0.0):
-    ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=12, lw=1.1, color=EDGE,
+def _arrow(ax, a, b, text=None, style="-|>", dashed=False, offset=(0.0, 0.12), size=8.5, rad=0.0, lw=1.1,
+           corner=False):
+    """An arrow from ``a`` to ``b``; ``corner``: ``a`` is the corner of a line drawn to it (no gap there)."""
+    ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=12, lw=lw, color=EDGE,
+                                 shrinkA=0.0 if corner else 2.0,
                                  linestyle="--" if dashed else "-", connectionstyle=f"arc3,rad={rad}"))
     if text:
         ax.text((a[0] + b[0]) / 2 + offset[0], (a[1] + b[1]) / 2 + offset[1], text, ha="center",
@@ -78,6 +82,53 @@ def _multi_head(lang):
     _box(ax, 11.5, 2.3, 0.9, 1.2, "$W_O$\n(B, T, D)", "out", size=9)
     _arrow(ax, (11.3, 2.9), (11.5, 2.9))
     ax.text(6.25, 0.3, t("diagram.mh.note", lang), ha="center", va="center", fontsize=8.5, color="#333333")
+    return fig
+
+
+BLOCK_TEXT = 10.5          # lesson 05's labels: the figure is narrower than the others, its text larger
+
+
+def _block_panel(ax, x0, title, sub, pre_ln, lang):
+    """One Transformer block drawn bottom to top: the residual stream is the thick vertical line at
+    ``sx`` (it meets only the (+) nodes in pre-LN, and an LN after each (+) as well in post-LN); each
+    sublayer is a branch to the right that leaves the stream and is added back at (+)."""
+    sx, bx = x0 + 1.05, x0 + 3.3                          # the stream's x; the branch boxes' centre
+    ln_w, sub_w, r, stream = 1.95, 2.4, 0.17, 1.8
+    ln_text = t("diagram.tb.ln", lang)
+    ax.text(x0 + 2.3, 8.95, title, ha="center", va="bottom", fontsize=12)
+    ax.text(x0 + 2.3, 8.9, sub, ha="center", va="top", fontsize=BLOCK_TEXT)
+    _box(ax, sx - 0.7, 0.45, 1.4, 0.6, t("diagram.tb.x", lang), size=BLOCK_TEXT)
+    bottom = 1.05                                         # where the stream's next segment starts
+    for split, text, kind in ((1.35, t("diagram.tb.attn", lang), "attn"), (4.65, t("diagram.tb.ffn", lang), "ffn")):
+        ax.plot([sx, bx], [split, split], color=EDGE, lw=1.1)            # the branch leaves the stream
+        ax.add_patch(Circle((sx, split), 0.05, color=EDGE, zorder=3))
+        if pre_ln:                                        # pre-LN: the branch is normalized, not the stream
+            _box(ax, bx - ln_w / 2, split + 0.3, ln_w, 0.5, ln_text, "norm", size=BLOCK_TEXT)
+            _arrow(ax, (bx, split), (bx, split + 0.3), corner=True)
+        _box(ax, bx - sub_w / 2, split + 1.1, sub_w, 0.7, text, kind, size=BLOCK_TEXT)
+        _arrow(ax, (bx, split + (0.8 if pre_ln else 0.0)), (bx, split + 1.1), corner=not pre_ln)
+        plus = split + 2.15
+        ax.plot([bx, bx], [split + 1.8, plus], color=EDGE, lw=1.1)       # ... and is added back at (+)
+        _arrow(ax, (bx, plus), (sx + r, plus), corner=True)
+        _arrow(ax, (sx, bottom), (sx, plus - r), lw=stream)
+        ax.add_patch(Circle((sx, plus), r, fc="white", ec=EDGE, lw=1.3))
+        ax.text(sx, plus, "+", ha="center", va="center", fontsize=12)
+        bottom = plus + r
+        if not pre_ln:                                    # post-LN: the stream itself is normalized
+            _box(ax, sx - ln_w / 2, plus + 0.4, ln_w, 0.5, ln_text, "norm", size=BLOCK_TEXT)
+            _arrow(ax, (sx, bottom), (sx, plus + 0.4), lw=stream)
+            bottom = plus + 0.9
+    ax.text(sx - 0.16, 2.4, t("diagram.tb.residual", lang), ha="right", va="center", fontsize=9.5, color="#333333")
+    _box(ax, sx - 0.7, 7.95, 1.4, 0.6, t("diagram.tb.y", lang), "out", size=BLOCK_TEXT)
+    _arrow(ax, (sx, bottom), (sx, 7.95), lw=stream)
+
+
+def _transformer_block(lang):
+    fig, ax = _canvas(9.7, 9.4, t("diagram.tb.title", lang))
+    _block_panel(ax, 0.15, "post-LN (norm_first=False)", t("diagram.tb.post", lang), False, lang)
+    _block_panel(ax, 4.95, "pre-LN (norm_first=True)", t("diagram.tb.pre", lang), True, lang)
+    ax.plot([4.85, 4.85], [0.6, 8.55], color="#bbbbbb", lw=0.8)
+    ax.text(4.85, 0.16, t("diagram.tb.note", lang), ha="center", va="center", fontsize=9.5, color="#333333")
     return fig
 
 
@@ -144,7 +195,7 @@ def _kv_cache(lang):
     return fig
 
 
-_DRAW = {"multi_head": _multi_head, "encoder_decoder": _encoder_decoder, "kv_cache": _kv_cache}
+_DRAW = {"multi_head": _multi_head, "transformer_block": _transformer_block, "encoder_decoder": _encoder_decoder, "kv_cache": _kv_cache}
 
 
 def draw(name: str, lang: str | None = None):
