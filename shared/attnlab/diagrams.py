@@ -51,10 +51,11 @@ def _arrow(ax, a, b, text=None, style="-|>", dashed=False, offset=(0.0, 0.12), s
                 va="bottom", fontsize=size, color="#333333")
 
 
-def _canvas(width, height, title):
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")   # one data unit ≈ one inch
+def _canvas(width, height, title, bottom=0.0):
+    """A figure whose data units are about an inch: x in [0, width], y in [bottom, height]."""
+    fig, ax = plt.subplots(figsize=(width, height - bottom), layout="constrained")
     ax.set_xlim(0, width)
-    ax.set_ylim(0, height)
+    ax.set_ylim(bottom, height)
     ax.axis("off")
     ax.set_title(title, fontsize=12)
     return fig, ax
@@ -148,7 +149,7 @@ def _stack(ax, x, y, w, rows, label, right=False):
 
 
 def _encoder_decoder(lang):
-    fig, ax = _canvas(11.0, 6.6, t("diagram.ed.title", lang))
+    fig, ax = _canvas(11.0, 6.6, t("diagram.ed.title", lang), bottom=-0.35)   # the note below the boxes
     ex, dx, w = 1.3, 6.4, 3.6
     _box(ax, ex + 0.15, 0.2, w - 0.3, 0.75, t("diagram.ed.src", lang), size=8.5)
     _box(ax, dx + 0.15, 0.2, w - 0.3, 0.75, t("diagram.ed.tgt", lang), size=8.5)
@@ -168,7 +169,7 @@ def _encoder_decoder(lang):
            offset=(0.0, 0.2), rad=-0.15)
     _box(ax, dx + 0.15, dec_top + 0.8, w - 0.3, 0.8, t("diagram.ed.out", lang), "out", size=8.5)
     _arrow(ax, (dx + w / 2, dec_top - 0.1), (dx + w / 2, dec_top + 0.8))
-    ax.text(5.5, 0.02, t("diagram.ed.note", lang), ha="center", va="bottom", fontsize=8.5, color="#333333")
+    ax.text(5.5, -0.15, t("diagram.ed.note", lang), ha="center", va="center", fontsize=8.5, color="#333333")
     return fig
 
 
