@@ -171,10 +171,27 @@ def test_wrong_block_in_tiny_model_is_refused_and_skeleton_is_not_done():
     assert cs.evaluate_in_tiny_model(Skeleton).ok is None
 
 
+class SkeletonWithLayers(sol_block.TransformerBlock):
+    """The block's layers written (the right names), but forward still the TODO: returns None."""
+
+    def forward(self, x, mask=None):
+        return None
+
+
+@pytest.mark.parametrize("cls", [Skeleton, SkeletonWithLayers])
+@pytest.mark.parametrize("lang", ["vi", "zh", "en"])
+def test_an_unfinished_block_points_to_the_block_exercise_not_to_this_cell(cls, lang):
+    """The in-model cell has no TODO of its own: 'not done' names the block's exercise above."""
+    feedback = cs.evaluate_in_tiny_model(cls, lang=lang)
+    assert feedback.ok is None
+    assert feedback.text == t(P + "not_done.tiny", lang, block=t("capstone.ex.block", lang))
+    assert feedback.text != t("ex.not_done", lang, name=t(P + "ex.tiny", lang))
+
+
 def test_every_message_has_three_languages():
     keys = [k for k in CATALOG if k.startswith(P)]
     assert len(keys) >= 25
     for k in keys:
         assert set(CATALOG[k]) >= {"vi", "zh", "en"}
         for lang in ("vi", "zh", "en"):
-            assert t(k, lang, got=(1, 2), want=(1, 2), mine=99.9, ref=99.9)
+            assert t(k, lang, got=(1, 2), want=(1, 2), mine=99.9, ref=99.9, block="…")

@@ -24,7 +24,12 @@ from ..i18n import t
 
 
 class NotDone(Exception):
-    """The student has not written the exercise yet."""
+    """The student has not written the exercise yet; ``key``: the message that says what to finish
+    (default ``ex.not_done``: the TODO of this cell), with the exercise's name as ``{name}``."""
+
+    def __init__(self, key: str = "ex.not_done", **fields):
+        super().__init__(key)
+        self.key, self.fields = key, fields
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,9 @@ def evaluate(name: str, diagnose: Callable[[], Diagnosis], lang: str | None = No
         with torch.random.fork_rng(devices=[]):    # the notebook's random state is never touched
             seed(0)                                # and the checker's draws never depend on it
             ok, key, fields = diagnose()
-    except (NotDone, NotImplementedError):
+    except NotDone as err:
+        return Feedback(None, wording(err.key, {"name": Msg(name), **err.fields}, lang))
+    except NotImplementedError:
         return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))
     except Exception as err:
         message = _first_line(err)
