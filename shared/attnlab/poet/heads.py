@@ -23,6 +23,7 @@ import torch
 
 from ..training import eval_mode, one_cpu_thread
 from .corpus import load_corpus
+from .model import PoetConfig
 from .verse import PUNCTUATION
 
 MAX_WINDOWS = 200          # couplets (vi) / poems (zh) of the validation text that are measured
@@ -171,6 +172,18 @@ def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key
             "by_key": {k: pick(m) for k, m in by_key.items()},
             "uniform_by_query": {q: m.uniform for q, m in by_query.items()},
             "uniform_by_key": {k: m.uniform for k, m in by_key.items()}}
+
+
+def default_verse(lang: str, context: int = PoetConfig.context) -> str:
+    """The explorer's verse, from the measured windows of the validation text (``windows``), every
+    line ending with its line break as in the corpus. vi: the first 6-8 couplet (the line-break
+    and the rhyme relation both fall inside it); zh: the first poem's lines that fit the context."""
+    win = windows(lang, context)[0]
+    if lang == "vi":
+        lines = win.pairs[0].lines
+    else:
+        lines = [win.pairs[0].lines[0]] + [pair.lines[1] for pair in win.pairs]
+    return "".join(line + "\n" for line in lines)
 
 
 @one_cpu_thread
