@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import torch
 
+from ..fonts import unsupported_chars
 from ..training import eval_mode, one_cpu_thread
 from .corpus import load_corpus
 from .model import PoetConfig
@@ -176,14 +177,18 @@ def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key
 
 def default_verse(lang: str, context: int = PoetConfig.context) -> str:
     """The explorer's verse, from the measured windows of the validation text (``windows``), every
-    line ending with its line break as in the corpus. vi: the first 6-8 couplet (the line-break
-    and the rhyme relation both fall inside it); zh: the first poem's lines that fit the context."""
-    win = windows(lang, context)[0]
-    if lang == "vi":
-        lines = win.pairs[0].lines
-    else:
-        lines = [win.pairs[0].lines[0]] + [pair.lines[1] for pair in win.pairs]
-    return "".join(line + "\n" for line in lines)
+    line ending with its line break as in the corpus: the first whose characters the course fonts
+    draw (the lesson's static figure). vi: a 6-8 couplet (the line-break and the rhyme relation
+    both fall inside it); zh: the lines of a poem that fit the context."""
+    for win in windows(lang, context):
+        if lang == "vi":
+            lines = win.pairs[0].lines
+        else:
+            lines = [win.pairs[0].lines[0]] + [pair.lines[1] for pair in win.pairs]
+        text = "".join(line + "\n" for line in lines)
+        if not unsupported_chars(text):
+            return text
+    raise RuntimeError(f"no {lang} validation verse that the course fonts draw")
 
 
 @one_cpu_thread
