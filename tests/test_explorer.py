@@ -933,6 +933,12 @@ def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
         shown = [None if tip.text.endswith(masked) else float(tip.text.rsplit("·", 1)[1]) for _, _, tip in cells(root)]
         want = [round(float(v), 3) if m else None for v, m in zip(weights[layer - 1][head].flatten(), r.mask.flatten())]
         assert shown == want, (layer, head)
+    from attnlab.explorer import poet_mode                 # loading the model leaves the global RNG alone
+    poet_mode._model.cache_clear()
+    poet_mode._attention.cache_clear()
+    rng = torch.get_rng_state()
+    compute(state)
+    assert torch.equal(rng, torch.get_rng_state())
     # Typed on one line, " / " between the lines: the same weights.
     typed = compute(state.replace(verse=" / ".join(lines), layer=3))
     torch.testing.assert_close(typed.weights, weights[2], rtol=0, atol=0)
