@@ -379,7 +379,7 @@ def exercise_explorer(page, explorer, samples: list[float]) -> None:
     target.scroll_into_view_if_needed()
     page.wait_for_function("el => el.querySelector('svg') !== null", arg=target.element_handle(), timeout=TIMEOUT_MS)
     model = explorer.locator(".attnlab-control-model select")
-    if model.evaluate("s => s.selectedIndex") == MODEL_INDEX["trained"]:
+    if model.evaluate("s => s.selectedIndex") != MODEL_INDEX["random"]:      # opened on a model (07, 10)
         samples.append(timed(page, explorer, lambda: model.select_option(index=MODEL_INDEX["random"])))
     previous = target.evaluate(DIGEST) + explorer.evaluate(DIGEST)
     track = explorer.locator(".attnlab-control-pad .slider-container, .attnlab-control-pad .ui-slider").first

@@ -891,3 +891,111 @@ def test_top_row_tips_leave_the_head_titles_free():
     lowest_title = max(float(e.get("y")) for e in titles) + 0.25 * fs             # baseline + descent
     highest_tip = min(float(e.get("y")) for e in tips) - 0.95 * fs * 0.8          # baseline - ascent of a tip
     assert highest_tip > lowest_title, (highest_tip, lowest_title)
+
+
+# ----------------------------------------------------------------------------- the verse GPT (lesson 10)
+
+def _poet_weights(lang: str, text: str):
+    from attnlab import poet
+    from attnlab.poet import heads
+
+    return heads.attention_for(poet.load_pretrained(lang), lang, text)
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
+    from attnlab import poet
+    from attnlab.poet import heads
+
+    verse = heads.default_verse(lang)
+    corpus = poet.load_corpus(lang)
+    val = corpus.vocab.decode(corpus.val_ids)
+    lines = verse.split("\n")[:-1]
+    assert verse.endswith("\n") and len(lines) >= 2 and "\n".join(lines) in val     # from the validation text
+    assert "\n".join(lines) not in corpus.vocab.decode(corpus.train_ids)
+    assert not attnlab.fonts.unsupported_chars(verse)          # lesson 10's static figure draws it
+    if lang == "vi":                                       # a 6-8 couplet: the break and rhyme relations
+        assert [len(verse_units) for verse_units in (line.split() for line in lines)] == [6, 8]
+    chars, weights = _poet_weights(lang, verse)
+    assert "".join(chars) == verse and len(weights) == 4
+    state = ExplorerState(model=f"poet-{lang}", lang=lang)
+    assert state.verse is None and state.heads == 4
+    for layer, head in ((1, 0), (2, 0), (4, 3)):
+        s = state.replace(layer=layer, head=head)
+        r = compute(s)
+        assert r.queries == r.keys == [{" ": "␣", "\n": "↵"}.get(c, c) for c in chars]
+        torch.testing.assert_close(r.weights, weights[layer - 1], rtol=0, atol=0)      # (H, T, T)
+        assert torch.equal(r.mask, torch.ones(len(chars), len(chars), dtype=torch.bool).tril())
+        assert r.fixed == {"mask": "causal", "num_heads": 4, "pad": 0, "scaled": True}
+        root = parse_svg(render(s))                        # one head: T x T cells, the weights in the tips
+        assert len(rows(root)) == len(chars) and len(cells(root)) == len(chars) ** 2
+        masked = t("explorer.tip.masked", lang)
+        shown = [None if tip.text.endswith(masked) else float(tip.text.rsplit("·", 1)[1]) for _, _, tip in cells(root)]
+        want = [round(float(v), 3) if m else None for v, m in zip(weights[layer - 1][head].flatten(), r.mask.flatten())]
+        assert shown == want, (layer, head)
+    from attnlab.explorer import poet_mode                 # loading the model leaves the global RNG alone
+    poet_mode._model.cache_clear()
+    poet_mode._attention.cache_clear()
+    rng = torch.get_rng_state()
+    compute(state)
+    assert torch.equal(rng, torch.get_rng_state())
+    # Typed on one line, " / " between the lines: the same weights.
+    typed = compute(state.replace(verse=" / ".join(lines), layer=3))
+    torch.testing.assert_close(typed.weights, weights[2], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_poet_model_bad_verses_are_refused_in_the_ui_language(lang):
+    state = ExplorerState(model=f"poet-vi", lang=lang)
+    corpus = t("explorer.poet_corpus.vi", lang)
+    for verse, key, fields in (("", "explorer.error.verse_empty", {}),
+                               (" / / ", "explorer.error.verse_empty", {}),
+                               ("Năm 2026 / vui", "explorer.error.verse_chars", {"corpus": corpus, "chars": "2 0 6"}),
+                               ("ta " * 30, "explorer.error.verse_long", {"n": 90, "max": 64})):
+        with pytest.raises(InputError) as info:
+            compute(state.replace(verse=verse))
+        assert info.value.message == t(key, lang, **fields), verse
+    with pytest.raises(InputError) as info:
+        compute(ExplorerState(model="poet-zh", lang=lang, verse="白日依山尽 Hi"))
+    assert info.value.message == t("explorer.error.verse_chars", lang, corpus=t("explorer.poet_corpus.zh", lang),
+                                   chars="' ' H i")
+    for bad in (dict(layer=5), dict(layer=0), dict(head=4)):
+        with pytest.raises(ValueError):
+            ExplorerState(model="poet-vi", **bad)
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_poet_model_in_the_widget(lang):
+    from attnlab.explorer import poet_mode
+    from attnlab.poet import heads
+
+    w = attnlab.explore(lang=lang)
+    assert {"poet-vi", "poet-zh"} <= {v for _, v in w.controls["model"].options}
+    w.controls["model"].value = f"poet-{lang}"
+    assert "⚠" not in w.message.value, w.message.value
+    default = heads.default_verse(lang)
+    assert w.controls["sentence"].value == poet_mode.verse_line(default)
+    assert poet_mode.verse_text(w.controls["sentence"].value) == default
+    assert w.controls["sentence"].description == t("explorer.verse", lang)
+    assert [v for _, v in w.controls["layer"].options] == [1, 2, 3, 4]
+    assert [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]
+    assert {n: w.controls[n].value for n in ("mask", "num_heads", "pad", "scaled")} == \
+        {"mask": "causal", "num_heads": 4, "pad": 0, "scaled": True}
+    assert _disabled(w) == {"mask", "num_heads", "pad", "pad_side", "scaled"}
+    w.controls["layer"].value = 2
+    w.controls["head"].value = 1
+    chars, weights = _poet_weights(lang, default)
+    root = parse_svg(w.heatmap.value)
+    assert len(cells(root)) == len(chars) ** 2
+    assert html_text(w.heatmap.value).startswith(
+        t("explorer.poet_title", lang, corpus=t(f"explorer.poet_corpus.{lang}", lang), layer=2, layers=4, h=4, d_k=16))
+    good, good_state = w.heatmap.value, w.state
+    w.controls["sentence"].value = "ABC 123 / ?"
+    assert html_text(w.message.value).startswith("⚠ ") and w.heatmap.value == good and w.state == good_state
+    w.controls["model"].value = "random"                         # each model keeps its own text
+    assert w.controls["sentence"].value == t("example.long", lang)
+    w.controls["model"].value = f"poet-{lang}"
+    assert w.controls["sentence"].value == "ABC 123 / ?"
+    opened = attnlab.explore(model=f"poet-{lang}", lang=lang, layer=2, head=1)     # as lesson 10 opens it
+    same_uid = lambda fragment: re.sub(r"attnlab-svg-[0-9a-f]+", "attnlab-svg", fragment)  # noqa: E731
+    assert same_uid(opened.heatmap.value) == same_uid(good) and "⚠" not in opened.message.value

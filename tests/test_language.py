@@ -147,4 +147,6 @@ def test_the_rendering_checks_catch_what_they_name():
     assert not cjk_soft_breaks("用 PyTorch\n写") and not cjk_soft_breaks("Tiếng\nViệt") and not cjk_soft_breaks("中文\n\n中文")
     assert notation_slips("W_q x + W_{k} + W_i^Q + W^O + d_{model}") and not notation_slips(r"W_Q W_K^\top W_O^{(i)} d_{\text{model}}")
     assert notation_slips(r"\text{inputs}_{b,\,0..t}") and not notation_slips(r"0, \dots, t \ldots")
+    assert notation_slips(r"\exp(z_i / T)") and notation_slips(r"T \to 0")          # the temperature is tau
+    assert not notation_slips(r"\exp(z_i / \tau), \tau \to 0, QK^T/\sqrt{d_k}, T_{\max} / T_0")
     assert latex_spans("a $W_q$ `$x$` $$y_1$$") == ["$$y_1$$", "$W_q$"]

@@ -1,8 +1,10 @@
-"""The attention explorer: one sentence, four masks, 1-8 heads, scaling on or off; or a trained model.
+"""The attention explorer: one sentence, four masks, 1-8 heads, scaling on or off; or a trained model
+(lesson 07's reversal model, lesson 08's translator, lesson 10's verse GPT).
 
 * ``state``: ``ExplorerState`` (a frozen dataclass) says what to show.
 * ``compute``: ``compute(state)`` -> row and column tokens, the weights of every head (H, T, S),
   the mask (T, S) and a note. Pure, unit-tested without a browser.
+* ``poet_mode``: the "poet-vi" / "poet-zh" models, lesson 10's verse GPT on a verse typed with " / ".
 * ``svg``: the numbers -> a vector heatmap grid (SVG in HTML) that the browser draws at the
   output's width, with hover tooltips and row highlighting in CSS (no JavaScript).
 * ``widgets``: ``AttentionExplorer`` / ``explore(**defaults)``, core ipywidgets (7.7 and 8).

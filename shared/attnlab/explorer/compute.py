@@ -8,7 +8,8 @@ d_k as in a trained model: scaled by 1/sqrt(d_k) the scores are of order 1, unsc
 softmax saturates. No positional encoding: two equal tokens get equal rows where the mask allows.
 
 The trained mode shows the tiny reversal model of lesson 07 (``attnlab.tiny``), the translator
-modes the number translator of lesson 08 (``attnlab.translator``, only where it is installed).
+modes the number translator of lesson 08 (``attnlab.translator``, only where it is installed),
+the poet modes lesson 10's verse GPT (``attnlab.poet``; ``poet_mode``).
 Every mode returns the same ``Result``, so the drawing does not care which model it came from.
 """
 from __future__ import annotations
@@ -308,6 +309,10 @@ def compute(state: ExplorerState) -> Result:
     """
     if state.trained:
         return compute_trained(state)
+    if state.poet:
+        from .poet_mode import compute_poet
+
+        return compute_poet(state)
     if state.translator:
         return compute_translator(state)
     return compute_random(state)

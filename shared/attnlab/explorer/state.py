@@ -17,11 +17,13 @@ SEED = 0
 ALL_HEADS = -1
 LANGUAGE_NAMES = (("Tiếng Việt", "vi"), ("中文", "zh"), ("English", "en"))
 TRANSLATOR_MODELS = ("translator-vi", "translator-zh")
-MODELS = ("random", "trained") + TRANSLATOR_MODELS
+POET_MODELS = ("poet-vi", "poet-zh")    # lesson 10's verse GPT, one per corpus (attnlab.poet)
+MODELS = ("random", "trained") + TRANSLATOR_MODELS + POET_MODELS
 ATTENTION_KINDS = ("enc_self", "dec_self", "cross")
 TRAINED_CONFIG = tiny.TinyConfig()    # the checkpoint's size (compute checks it against the loaded model)
 DIGIT_SEPARATORS = " \t,，、;"          # allowed between digits ("3 1 4", "3,1,4", "314", "３１４")
 MAX_LAYERS = 16                       # bound for ``layer`` of the translator (its real count is checked later)
+POET_LAYERS, POET_HEADS = 4, 4        # lesson 10's GPT (attnlab.poet.PoetConfig; compute checks the checkpoint)
 
 
 class InputError(ValueError):
@@ -40,7 +42,9 @@ class ExplorerState:
     ``pad``, ``pad_side``, ``scaled``), "trained" (the tiny reversal model of lesson 07 on
     ``digits``, one ``layer``, counted from 1) or "translator-vi" / "translator-zh" (the number
     translator of lesson 08 on ``number``: ``attention`` picks encoder self-, decoder self- or
-    cross-attention of one ``layer``). In the model modes the five random-weight fields are
+    cross-attention of one ``layer``) or "poet-vi" / "poet-zh" (lesson 10's verse GPT on ``verse``,
+    its lines separated by " / "; None: a verse of the corpus's validation text, one ``layer``).
+    In the model modes the five random-weight fields are
     ignored and ``head`` counts the model's heads. Each mode keeps its own input.
     """
     sentence: str = "The cat sat on the mat because it was tired"
@@ -58,6 +62,7 @@ class ExplorerState:
     layer: int = TRAINED_CONFIG.num_layers          # 1-based; the last layer shows the reversal best
     number: str = "2024"
     attention: str = "cross"
+    verse: str | None = None                        # poet models; None: the model's default verse
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -68,7 +73,8 @@ class ExplorerState:
             raise ValueError(f"num_heads must be one of {HEAD_COUNTS}, got {self.num_heads!r}")
         if self.attention not in ATTENTION_KINDS:
             raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
-        layers = TRAINED_CONFIG.num_layers if self.model != "random" and not self.translator else MAX_LAYERS
+        layers = (POET_LAYERS if self.poet else MAX_LAYERS if self.model == "random" or self.translator
+                  else TRAINED_CONFIG.num_layers)
         if not (isinstance(self.layer, int) and 1 <= self.layer <= layers):
             raise ValueError(f"layer must be in 1..{layers}, got {self.layer!r}")
         heads = self.heads
@@ -93,15 +99,24 @@ class ExplorerState:
         return self.model in TRANSLATOR_MODELS
 
     @property
+    def poet(self) -> bool:
+        return self.model in POET_MODELS
+
+    @property
     def heads(self) -> int:
         """How many heads the figure has: ``num_heads``, or the model's (translator: at most 16)."""
         if self.trained:
             return TRAINED_CONFIG.num_heads
         if self.translator:
             return 16
+        if self.poet:
+            return POET_HEADS
         return self.num_heads
 
     @property
     def text(self) -> str:
-        """The input of the current mode: ``digits`` (trained), ``number`` (translator) or ``sentence``."""
+        """The input of the current mode: ``digits`` (trained), ``number`` (translator), ``verse``
+        (poet; "" when it is the default verse, which the widget fills in) or ``sentence``."""
+        if self.poet:
+            return self.verse or ""
         return self.digits if self.trained else self.number if self.translator else self.sentence

@@ -15,12 +15,13 @@ import urllib.parse
 import ipywidgets as widgets
 
 from ..i18n import LANGUAGES, get_language, t
-from . import svg
+from . import poet_mode, svg
 from .compute import Result, compute, translator_available
 from .page_css import PAGE_CSS
 from .svg import LANG_TAGS
 from .state import (ALL_HEADS, ATTENTION_KINDS, D_MODEL, HEAD_COUNTS, LANGUAGE_NAMES, MASK_TYPES, MAX_PAD,
-                    MODELS, PAD_SIDES, TRAINED_CONFIG, ExplorerState, InputError)
+                    MODELS, PAD_SIDES, POET_HEADS, POET_LAYERS, POET_MODELS, TRAINED_CONFIG, ExplorerState,
+                    InputError)
 
 LARGE_CLASS = "attnlab-projector"          # on the explorer in large-font mode (CSS below)
 LANG_CLASS = "attnlab-lang-{}"             # on the explorer: the UI language (the Chinese font)
@@ -37,6 +38,8 @@ def title(state: ExplorerState, result: Result) -> str:
         c = TRAINED_CONFIG
         return t("explorer.trained_title", lang, layer=state.layer, layers=c.num_layers, h=H,
                  d_k=c.d_model // c.num_heads)
+    if state.poet:
+        return poet_mode.title(state, H)
     if state.translator:
         return t("explorer.translator_title", lang, attention=t(f"explorer.attention.{state.attention}", lang),
                  layer=state.layer, layers=result.fixed.get("layers", state.layer), h=H)
@@ -91,15 +94,19 @@ class AttentionExplorer(widgets.VBox):
         sentence = defaults.pop("sentence", None)
         state = ExplorerState(sentence=t("example.long", lang) if sentence is None else sentence,
                               lang=lang, **defaults)
+        if state.poet and state.verse is None:         # the model's own verse (loaded only when asked for)
+            state = state.replace(verse=poet_mode.default_line(state.model))
         self.state = state
         self._muted = False
         self._stale_text = False                       # the text box still shows the old language's example
         self._translator_layers: dict[str, int] = {}
         self._uid = f"attnlab-svg-{id(self):x}"
         self._texts = {"random": state.sentence, "trained": state.digits,
-                       "translator-vi": state.number, "translator-zh": state.number}
+                       "translator-vi": state.number, "translator-zh": state.number,
+                       **{m: state.verse if m == state.model else None for m in POET_MODELS}}
         self._random = {name: getattr(state, name) for name in RANDOM_FIELDS}   # kept while a model fixes them
-        models = [m for m in MODELS if m in ("random", "trained") or translator_available() or m == state.model]
+        models = [m for m in MODELS if m in ("random", "trained") or m in POET_MODELS or translator_available()
+                  or m == state.model]
         self._models = models
         self.controls = {
             "model": widgets.Dropdown(options=models, value=state.model, **_auto()),
@@ -168,7 +175,7 @@ class AttentionExplorer(widgets.VBox):
         texts = {**self._texts, model: self._texts[model] if self._stale_text else c["sentence"].value}
         return ExplorerState(sentence=texts["random"], digits=texts["trained"],
                              number=texts[model] if model.startswith("translator") else self.state.number,
-                             **values)
+                             verse=texts[model] if model in POET_MODELS else self.state.verse, **values)
 
     def update(self) -> bool:
         """Redraw from the controls. On bad input, or any error, show a one-line message and
@@ -221,6 +228,8 @@ class AttentionExplorer(widgets.VBox):
                 # The text box shows it with the relabelled controls, after the heatmap (one message).
                 self._stale_text = c["model"].value == "random"
         elif owner is c["model"]:
+            if self._texts[new] is None:          # a poet model's verse, read when first shown
+                self._texts[new] = poet_mode.default_line(new)
             with self._quiet():                   # each model gets its own text back
                 c["sentence"].value = self._texts[new]
                 if new == "random":                # the user's own settings come back
@@ -276,8 +285,10 @@ class AttentionExplorer(widgets.VBox):
     def _set_head(self, head: int, heads: int | None = None) -> None:
         c, lang = self.controls, self.controls["lang"].value
         if heads is None:
-            heads = len(c["head"].options) - 1 if c["model"].value.startswith("translator") else (
-                TRAINED_CONFIG.num_heads if c["model"].value == "trained" else c["num_heads"].value)
+            model = c["model"].value
+            heads = len(c["head"].options) - 1 if model.startswith("translator") else (
+                TRAINED_CONFIG.num_heads if model == "trained" else POET_HEADS if model in POET_MODELS
+                else c["num_heads"].value)
         head = head if head < heads else ALL_HEADS
         options = [(t("explorer.all_heads", lang), ALL_HEADS)] + [(t("plot.head", lang, i=h + 1), h)
                                                                  for h in range(heads)]
@@ -293,7 +304,7 @@ class AttentionExplorer(widgets.VBox):
         model = c["model"].value
         fixed_mode = model != "random"
         translator = model.startswith("translator")
-        text_key = {"random": "sentence", "trained": "digits"}.get(model, "number")
+        text_key = {"random": "sentence", "trained": "digits"}.get(model, "verse" if model in POET_MODELS else "number")
         fixed_word = t("explorer.fixed_suffix", lang)
         for name, key in (("model", "model"), ("layer", "layer"), ("attention", "attention"),
                           ("sentence", text_key), ("mask", "mask"), ("num_heads", "heads"), ("head", "show"),
@@ -338,6 +349,8 @@ class AttentionExplorer(widgets.VBox):
             self.mode_note.layout.display = "none"
 
     def _layers(self, model: str) -> int:
+        if model in POET_MODELS:
+            return POET_LAYERS
         if model == "trained":
             return TRAINED_CONFIG.num_layers
         if model.startswith("translator"):
@@ -363,7 +376,7 @@ class AttentionExplorer(widgets.VBox):
         if "layers" in fixed and self._translator_layers.get(state.model) != fixed["layers"]:
             self._translator_layers[state.model] = fixed["layers"]
             self._relabel()
-        if state.trained:
+        if state.trained or state.poet:
             note = t("explorer.trained_fixed", lang, h=H)
         else:
             note = t("explorer.translator_fixed", lang, mask=t(f"explorer.fixed_mask.{fixed['mask']}", lang), h=H)
@@ -395,7 +408,8 @@ class AttentionExplorer(widgets.VBox):
 
 def explore(**defaults) -> AttentionExplorer:
     """The interactive explorer, e.g. ``attnlab.explore(mask="causal", num_heads=2)``, or the
-    trained reversal model of lesson 07: ``attnlab.explore(model="trained", digits="3 1 4 1 5 9")``.
+    trained reversal model of lesson 07: ``attnlab.explore(model="trained", digits="3 1 4 1 5 9")``,
+    or lesson 10's verse GPT on a verse of its validation text: ``attnlab.explore(model="poet-vi")``.
 
     Keyword arguments are ``ExplorerState`` fields; ``lang`` defaults to the current
     language and ``sentence`` to its example sentence. Put it last in a cell (or display it).

@@ -21,8 +21,10 @@ from typing import NamedTuple
 
 import torch
 
+from ..fonts import unsupported_chars
 from ..training import eval_mode, one_cpu_thread
 from .corpus import load_corpus
+from .model import PoetConfig
 from .verse import PUNCTUATION
 
 MAX_WINDOWS = 200          # couplets (vi) / poems (zh) of the validation text that are measured
@@ -171,6 +173,22 @@ def controls(model, lang: str, layer: int, head: int, query: int = BREAK[0], key
             "by_key": {k: pick(m) for k, m in by_key.items()},
             "uniform_by_query": {q: m.uniform for q, m in by_query.items()},
             "uniform_by_key": {k: m.uniform for k, m in by_key.items()}}
+
+
+def default_verse(lang: str, context: int = PoetConfig.context) -> str:
+    """The explorer's verse, from the measured windows of the validation text (``windows``), every
+    line ending with its line break as in the corpus: the first whose characters the course fonts
+    draw (the lesson's static figure). vi: a 6-8 couplet (the line-break and the rhyme relation
+    both fall inside it); zh: the lines of a poem that fit the context."""
+    for win in windows(lang, context):
+        if lang == "vi":
+            lines = win.pairs[0].lines
+        else:
+            lines = [win.pairs[0].lines[0]] + [pair.lines[1] for pair in win.pairs]
+        text = "".join(line + "\n" for line in lines)
+        if not unsupported_chars(text):
+            return text
+    raise RuntimeError(f"no {lang} validation verse that the course fonts draw")
 
 
 @one_cpu_thread

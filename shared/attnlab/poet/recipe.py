@@ -97,6 +97,7 @@ def read_checkpoint(lang: str, path=None) -> dict:
 def load_pretrained(lang: str, path=None) -> PoetGPT:
     """The model trained by tools/train_poet_checkpoint.py for ``lang``, as float32, in eval mode."""
     ckpt = read_checkpoint(lang, path)
-    model = PoetGPT(PoetConfig(**ckpt["config"]))
+    with torch.random.fork_rng(devices=[]):          # the throw-away initialisation leaves the caller's RNG alone
+        model = PoetGPT(PoetConfig(**ckpt["config"]))
     model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
     return model.eval()
