@@ -13,7 +13,9 @@ outputs (self- and cross-attention with distinct key and value, padding and caus
 block in eval mode and, with the same random draws, in training mode, so every dropout shows) and
 matches a wrong answer against the typical mistakes, each with its own hint: a mistake that
 changes the attention weights is recognised on the weights, one that changes only the output
-on the output.
+on the output. The block's attention sublayer is the student's own class of exercise 1: it is
+checked first (self-attention, as the block uses it), and a wrong one is named as such, never
+mistaken for a mistake of the block.
 """
 from __future__ import annotations
 
@@ -241,11 +243,15 @@ def _block_output(student, x, mask):
     return out[0] if isinstance(out, (tuple, list)) and out else out
 
 
+def _attention_wrong(student, ref, x, mask) -> bool:
+    """The block's attention sublayer (the student's class of exercise 1, with attnlab's weights)
+    differs from attnlab's on self-attention: every block mistake would then be a guess."""
+    attended = call_student(student.attention, x.clone(), mask=mask)
+    return not _close(attended[0] if isinstance(attended, (tuple, list)) else attended, ref.attention(x, mask=mask)[0])
+
+
 def _block_mistake(student, ref, x, mask, out, expected, norm_first) -> Diagnosis:
     style = "pre-LN" if norm_first else "post-LN"
-    attended = call_student(student.attention, x, mask=mask)
-    if not _close(attended[0] if isinstance(attended, (tuple, list)) else attended, ref.attention(x, mask=mask)[0]):
-        return False, "capstone.hint.attention_first", {}
     mistakes = [("capstone.hint.pre_post_swapped", {"norm_first": not norm_first})]
     mistakes += [("capstone.hint.no_residual", {"norm_first": norm_first, "residual": r})
                  for r in ((False, True), (True, False), (False, False))]
@@ -283,6 +289,8 @@ def diagnose_block(cls) -> Diagnosis:
             return False, problem, {"names": ", ".join(BLOCK_NAMES)}
         student.eval()
         with torch.no_grad():
+            if _attention_wrong(student, ref, x, mask):          # exercise 1's mistake, not the block's
+                return False, "capstone.hint.attention_first", {}
             out = _block_output(student, x, mask)
             if not isinstance(out, torch.Tensor) or out.shape != x.shape:
                 return False, "capstone.hint.block_shape", {"want": tuple(x.shape)}
