@@ -91,15 +91,22 @@ def depends_on(entry: dict, entries: list[dict]) -> list[dict]:
             and d["reference"].strip() in entry.get("context", "")]
 
 
-def wrong_offsets(entries: list[dict]) -> dict:
-    """key -> the first wrong submission carrying the entry's wrong solutions: after every wrong
+def wrong_in(entry: dict, lang: str) -> list[dict]:
+    """The entry's wrong solutions that are mistakes in a lesson of language ``lang``: a wrong entry
+    of catalogue_l10 may name the corpus languages where it is one (``langs``; split(" ") is no
+    mistake on a Chinese line, which has no spaces)."""
+    return [w for w in entry["wrong"] if lang in w.get("langs", (lang,))]
+
+
+def wrong_offsets(entries: list[dict], wrongs: dict) -> dict:
+    """key -> the first wrong submission carrying the entry's wrong solutions (``wrongs[key]``): after every wrong
     submission of the exercises it depends on, so that each mistake is graded alone, with the
     reference answers of the exercises it builds on (one mistake at a time)."""
     offsets: dict = {}
 
     def offset(e):
         if e["key"] not in offsets:
-            offsets[e["key"]] = max((offset(d) + len(d["wrong"]) for d in depends_on(e, entries)), default=0)
+            offsets[e["key"]] = max((offset(d) + len(wrongs[d["key"]]) for d in depends_on(e, entries)), default=0)
         return offsets[e["key"]]
 
     for e in entries:
@@ -109,10 +116,10 @@ def wrong_offsets(entries: list[dict]) -> dict:
 
 def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> dict:
     """For every lesson in the catalogue and both languages: a reference submission, an untouched
-    one, and wrong submissions, each wrong solution of the catalogue in one of them: wrong{i}
-    carries wrong entry i - offset of every exercise (``wrong_offsets``), the reference for the
-    others, except that an exercise whose earlier exercise carries a wrong solution is left as
-    released (expected 0; the block checker's verdict on a wrong class of exercise 1 is tested in
+    one, and wrong submissions, each wrong solution of the catalogue (that is a mistake in the
+    lesson's language, ``wrong_in``) in one of them: wrong{i} carries wrong entry i - offset of
+    every exercise (``wrong_offsets``), the reference for the others, except that an exercise
+    whose earlier exercise carries a wrong solution is left as released (expected 0; the block checker's verdict on a wrong class of exercise 1 is tested in
     tests/test_catalogue.py). An exercise without an entry is left as released (expected 0) and
     listed in ``missing``. Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
     expected, missing = {}, []
@@ -132,13 +139,14 @@ def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> di
             expected[("reference", aid)] = dict(base)
             put(folder, "untouched", aid, with_answers(release, {}))
             expected[("untouched", aid)] = {g: (0.0, None) for g in paths.values()}
-            offsets = wrong_offsets(entries)
-            for i in range(max((offsets[e["key"]] + len(e["wrong"]) for e in entries), default=0)):
+            wrongs = {e["key"]: wrong_in(e, lang) for e in entries}
+            offsets = wrong_offsets(entries, wrongs)
+            for i in range(max((offsets[e["key"]] + len(wrongs[e["key"]]) for e in entries), default=0)):
                 answers, want = dict(refs), dict(base)
-                carrying = {e["key"] for e in entries if 0 <= i - offsets[e["key"]] < len(e["wrong"])}
+                carrying = {e["key"] for e in entries if 0 <= i - offsets[e["key"]] < len(wrongs[e["key"]])}
                 for e in entries:
                     if e["key"] in carrying:
-                        wrong = e["wrong"][i - offsets[e["key"]]]
+                        wrong = wrongs[e["key"]][i - offsets[e["key"]]]
                         answers[gid[e["key"]]] = _in_lesson(e, wrong["source"])
                         want[gid[e["key"]]] = (0.0, wrong.get("hint_by_lang", {}).get(lang, wrong["hint"]))
                     elif any(d["key"] in carrying for d in depends_on(e, entries)):
