@@ -141,3 +141,16 @@ def test_block_on_a_wrong_exercise_1_names_exercise_1(wrong):
     want = {True: (False, "capstone.hint.attention_first"), False: (True, "capstone.ok.block"),
             None: (False, wrong["hint"])}[differs]
     assert (got.ok, got.key) == want, got.text
+
+
+def test_block_before_exercise_1_names_exercise_1():
+    """A right block on the untouched class of exercise 1 (no q_proj yet): exercise 1 is named, not
+    the block's submodules; a block built on torch's nn.MultiheadAttention is told the names it needs."""
+    mha = next(e for e in ENTRIES if e["key"] == "capstone.multihead")
+    got = catalogue.run(dict(BLOCK, context=mha["todo"]), BLOCK["reference"])
+    assert (got.ok, got.key) == (False, "capstone.hint.attention_first"), got.text
+    with_torch = BLOCK["reference"].replace("attention_class(d_model, num_heads)",
+                                            "nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
+    assert with_torch != BLOCK["reference"]
+    got = catalogue.run(BLOCK, with_torch)
+    assert (got.ok, got.key) == (False, "capstone.hint.names"), got.text

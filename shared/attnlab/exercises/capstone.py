@@ -54,12 +54,16 @@ def _build(cls, *args, **kwargs) -> nn.Module:
 def _copy(student: nn.Module, ref_state: dict[str, torch.Tensor], rename=lambda k: k):
     """Load attnlab's weights into the student's module; the hint key if its names differ."""
     wanted = {rename(k): v for k, v in ref_state.items()}
-    have = student.state_dict()
-    missing = sorted(set(wanted) - set(have))
-    if missing or any(have[k].shape != v.shape for k, v in wanted.items()):
+    if _mismatched(student, wanted):
         return "capstone.hint.names"
     student.load_state_dict(wanted, strict=False)
     return None
+
+
+def _mismatched(student: nn.Module, wanted: dict[str, torch.Tensor]) -> list[str]:
+    """The names of ``wanted`` the student's module lacks, or has with another shape."""
+    have = student.state_dict()
+    return [k for k, v in wanted.items() if k not in have or have[k].shape != v.shape]
 
 
 # ------------------------------------------------------------------------ multi-head attention
@@ -250,6 +254,15 @@ def _attention_wrong(student, ref, x, mask) -> bool:
     return not _close(attended[0] if isinstance(attended, (tuple, list)) else attended, ref.attention(x, mask=mask)[0])
 
 
+def _attention_not_done(student, ref_state) -> bool:
+    """Only the names inside ``self.attention`` differ, and it is the student's own class (exercise 1
+    not done yet, or its submodules named otherwise), not one of torch's."""
+    attention = getattr(student, "attention", None)
+    bad = _mismatched(student, {_block_rename(k): v for k, v in ref_state.items()})
+    return (isinstance(attention, nn.Module) and not type(attention).__module__.startswith("torch.")
+            and all(k.startswith("attention.") for k in bad))
+
+
 def _block_mistake(student, ref, x, mask, out, expected, norm_first) -> Diagnosis:
     style = "pre-LN" if norm_first else "post-LN"
     mistakes = [("capstone.hint.pre_post_swapped", {"norm_first": not norm_first})]
@@ -285,6 +298,8 @@ def diagnose_block(cls) -> Diagnosis:
         ref = _reference_block(norm_first)
         student = _build(cls, 12, 3, 20, dropout=P_DROP, norm_first=norm_first)
         problem = _copy(student, ref.state_dict(), _block_rename)
+        if problem and _attention_not_done(student, ref.state_dict()):
+            return False, "capstone.hint.attention_first", {}
         if problem:
             return False, problem, {"names": ", ".join(BLOCK_NAMES)}
         student.eval()
