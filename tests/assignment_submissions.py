@@ -84,16 +84,50 @@ def _in_lesson(entry: dict, source: str) -> str:
     return imports + (("lang = LANG\n" + source) if "lang" in entry.get("call", ()) else source)
 
 
+def depends_on(entry: dict, entries: list[dict]) -> list[dict]:
+    """The exercises of the same lesson whose reference the entry's context runs: in the notebook
+    that code is the student's own earlier answer (lesson 09's block uses the class of exercise 1)."""
+    return [d for d in entries if d is not entry and d["lesson"] == entry["lesson"]
+            and d["reference"].strip() in entry.get("context", "")]
+
+
+def wrong_in(entry: dict, lang: str) -> list[dict]:
+    """The entry's wrong solutions that are mistakes in a lesson of language ``lang``: a wrong entry
+    of catalogue_l10 may name the corpus languages where it is one (``langs``; split(" ") is no
+    mistake on a Chinese line, which has no spaces)."""
+    return [w for w in entry["wrong"] if lang in w.get("langs", (lang,))]
+
+
+def wrong_offsets(entries: list[dict], wrongs: dict) -> dict:
+    """key -> the first wrong submission carrying the entry's wrong solutions (``wrongs[key]``): after every wrong
+    submission of the exercises it depends on, so that each mistake is graded alone, with the
+    reference answers of the exercises it builds on (one mistake at a time)."""
+    offsets: dict = {}
+
+    def offset(e):
+        if e["key"] not in offsets:
+            offsets[e["key"]] = max((offset(d) + len(wrongs[d["key"]]) for d in depends_on(e, entries)), default=0)
+        return offsets[e["key"]]
+
+    for e in entries:
+        offset(e)
+    return offsets
+
+
 def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> dict:
     """For every lesson in the catalogue and both languages: a reference submission, an untouched
-    one, and wrong submission i carrying wrong entry i of EVERY exercise that has one (the reference
-    for the others). An exercise without an entry is left as released (expected 0) and listed in
-    ``missing``. Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
+    one, and wrong submissions, each wrong solution of the catalogue (that is a mistake in the
+    lesson's language, ``wrong_in``) in one of them: wrong{i} carries wrong entry i - offset of
+    every exercise (``wrong_offsets``), the reference for the others, except that an exercise
+    whose earlier exercise carries a wrong solution is left as released (expected 0; the block checker's verdict on a wrong class of exercise 1 is tested in
+    tests/test_catalogue.py). An exercise without an entry is left as released (expected 0) and
+    listed in ``missing``. Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
     expected, missing = {}, []
     lessons = sorted({e["lesson"] for e in catalogue})
     for stem in lessons:
         for aid_dir in sorted((built / "release").glob(f"{stem}_*")):
             aid = aid_dir.name
+            lang = aid.rsplit("_", 1)[1]
             release = aid_dir / f"{stem}.ipynb"
             paths = evaluate_paths(nbformat.read(built / "source" / aid / f"{stem}.ipynb", as_version=4))
             entries = [e for e in catalogue if e["lesson"] == stem and e["evaluate"] in paths]
@@ -105,14 +139,19 @@ def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> di
             expected[("reference", aid)] = dict(base)
             put(folder, "untouched", aid, with_answers(release, {}))
             expected[("untouched", aid)] = {g: (0.0, None) for g in paths.values()}
-            for i in range(max((len(e["wrong"]) for e in entries), default=0)):
+            wrongs = {e["key"]: wrong_in(e, lang) for e in entries}
+            offsets = wrong_offsets(entries, wrongs)
+            for i in range(max((offsets[e["key"]] + len(wrongs[e["key"]]) for e in entries), default=0)):
                 answers, want = dict(refs), dict(base)
+                carrying = {e["key"] for e in entries if 0 <= i - offsets[e["key"]] < len(wrongs[e["key"]])}
                 for e in entries:
-                    if i < len(e["wrong"]):
-                        answers[gid[e["key"]]] = _in_lesson(e, e["wrong"][i]["source"])
-                        wrong = e["wrong"][i]
-                        lang = aid.rsplit("_", 1)[1]
+                    if e["key"] in carrying:
+                        wrong = wrongs[e["key"]][i - offsets[e["key"]]]
+                        answers[gid[e["key"]]] = _in_lesson(e, wrong["source"])
                         want[gid[e["key"]]] = (0.0, wrong.get("hint_by_lang", {}).get(lang, wrong["hint"]))
+                    elif any(d["key"] in carrying for d in depends_on(e, entries)):
+                        del answers[gid[e["key"]]]
+                        want[gid[e["key"]]] = (0.0, None)
                 put(folder, f"wrong{i}", aid, with_answers(release, answers))
                 expected[(f"wrong{i}", aid)] = want
     return expected, missing

@@ -143,21 +143,25 @@ def test_hub_config_repeats_the_grading_settings(tmp_path):
 
 
 # ------------------------------------------------------------------ grading
-@pytest.mark.xfail(reason="issue 23 open: lesson 09 capstone.block wrong entries (dropout_outputs) graded in the notebook get another hint than in the catalogue context; see the closing note", strict=False)
 def test_catalogue_grades(graded):
-    """Reference: full marks; untouched: 0; wrong entry: 0 for its exercise, its hint in the feedback."""
+    """Reference: full marks; untouched: 0; wrong entry: 0 for its exercise, its hint in the feedback.
+    Every mismatch of the class is listed (one grading run shows them all)."""
     rows, feedback, expected, _, _ = graded
     if not expected:
         pytest.skip("solutions/catalogue.py is not in this checkout (another issue's file)")
+    wrong = []
     for (student, aid), want in expected.items():
         lang = aid.rpartition("_")[2]
         for gid, (points, hint) in want.items():
             row = rows[(student, aid, gid)]
-            assert float(row["points"]) == points, (student, aid, gid, row["note"], feedback_row(feedback, student, aid, gid))
-            assert float(row["max_points"]) == 1.0
-            assert points == 0.0 or row["note"] == "", (student, aid, gid, row["note"])   # nothing went wrong
-            if hint:
-                assert hint_fragment(hint, lang) in feedback_row(feedback, student, aid, gid), (student, aid, gid, hint)
+            if float(row["points"]) != points or float(row["max_points"]) != 1.0:
+                wrong.append((student, aid, gid, f"{row['points']}/{row['max_points']}, want {points}", row["note"],
+                              feedback_row(feedback, student, aid, gid)))
+            elif points and row["note"]:                                      # nothing went wrong
+                wrong.append((student, aid, gid, "note", row["note"]))
+            elif hint and hint_fragment(hint, lang) not in feedback_row(feedback, student, aid, gid):
+                wrong.append((student, aid, gid, f"want {hint}", feedback_row(feedback, student, aid, gid)))
+    assert not wrong, "\n".join(map(repr, wrong))
 
 
 def test_every_graded_exercise_has_a_catalogue_entry(graded):

@@ -104,3 +104,53 @@ def test_display_names_are_words_not_identifiers():
         for lang in ("vi", "zh", "en"):
             name = t(_name_key(entry), lang)
             assert name not in entry["names"] and not re.fullmatch(r"[a-z_]+", name), (entry["key"], lang, name)
+
+
+BLOCK = next(e for e in ENTRIES if e["key"] == "capstone.block")
+MHA_WRONG = next(e for e in ENTRIES if e["key"] == "capstone.multihead")["wrong"]
+
+
+def _self_attention_differs(source: str) -> bool | None:
+    """Does this MultiHeadAttention differ from attnlab's on self-attention (the only use the block
+    makes of it), with attnlab's weights? None where it raises. Computed here with torch, not by the checker."""
+    import torch
+    from attnlab import MultiHeadAttention, causal_mask
+    ns = catalogue.namespace(dict(BLOCK, context=""))
+    exec(compile(source, "<wrong MultiHeadAttention>", "exec"), ns)                      # noqa: S102
+    torch.manual_seed(5)
+    ref = MultiHeadAttention(12, 3).eval()
+    mine = ns["MultiHeadAttention"](12, 3).eval()
+    mine.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 6, 12)
+    try:
+        with torch.no_grad():
+            pairs = [(mine(x, mask=m), ref(x, mask=m)) for m in (None, causal_mask(6))]
+    except (TypeError, RuntimeError):
+        return None
+    return any(not (isinstance(a, tuple) and a[0].shape == b[0].shape and torch.allclose(a[0], b[0], atol=1e-5))
+               for a, b in pairs)
+
+
+@pytest.mark.parametrize("wrong", MHA_WRONG, ids=[w["label"] for w in MHA_WRONG])
+def test_block_on_a_wrong_exercise_1_names_exercise_1(wrong):
+    """Lesson 09's block uses the student's class of exercise 1. A right block on a wrong class: the
+    checker says to fix exercise 1 (or names the error exercise 1 raises), never a block mistake; a
+    mistake the block never meets (cross-attention only) does not cost the block its point."""
+    got = catalogue.run(dict(BLOCK, context=wrong["source"]), BLOCK["reference"])
+    differs = _self_attention_differs(wrong["source"])
+    want = {True: (False, "capstone.hint.attention_first"), False: (True, "capstone.ok.block"),
+            None: (False, wrong["hint"])}[differs]
+    assert (got.ok, got.key) == want, got.text
+
+
+def test_block_before_exercise_1_names_exercise_1():
+    """A right block on the untouched class of exercise 1 (no q_proj yet): exercise 1 is named, not
+    the block's submodules; a block built on torch's nn.MultiheadAttention is told the names it needs."""
+    mha = next(e for e in ENTRIES if e["key"] == "capstone.multihead")
+    got = catalogue.run(dict(BLOCK, context=mha["todo"]), BLOCK["reference"])
+    assert (got.ok, got.key) == (False, "capstone.hint.attention_first"), got.text
+    with_torch = BLOCK["reference"].replace("attention_class(d_model, num_heads)",
+                                            "nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
+    assert with_torch != BLOCK["reference"]
+    got = catalogue.run(BLOCK, with_torch)
+    assert (got.ok, got.key) == (False, "capstone.hint.names"), got.text

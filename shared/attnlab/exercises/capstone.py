@@ -13,7 +13,9 @@ outputs (self- and cross-attention with distinct key and value, padding and caus
 block in eval mode and, with the same random draws, in training mode, so every dropout shows) and
 matches a wrong answer against the typical mistakes, each with its own hint: a mistake that
 changes the attention weights is recognised on the weights, one that changes only the output
-on the output.
+on the output. The block's attention sublayer is the student's own class of exercise 1: it is
+checked first (self-attention, as the block uses it), and a wrong one is named as such, never
+mistaken for a mistake of the block.
 """
 from __future__ import annotations
 
@@ -52,12 +54,16 @@ def _build(cls, *args, **kwargs) -> nn.Module:
 def _copy(student: nn.Module, ref_state: dict[str, torch.Tensor], rename=lambda k: k):
     """Load attnlab's weights into the student's module; the hint key if its names differ."""
     wanted = {rename(k): v for k, v in ref_state.items()}
-    have = student.state_dict()
-    missing = sorted(set(wanted) - set(have))
-    if missing or any(have[k].shape != v.shape for k, v in wanted.items()):
+    if _mismatched(student, wanted):
         return "capstone.hint.names"
     student.load_state_dict(wanted, strict=False)
     return None
+
+
+def _mismatched(student: nn.Module, wanted: dict[str, torch.Tensor]) -> list[str]:
+    """The names of ``wanted`` the student's module lacks, or has with another shape."""
+    have = student.state_dict()
+    return [k for k, v in wanted.items() if k not in have or have[k].shape != v.shape]
 
 
 # ------------------------------------------------------------------------ multi-head attention
@@ -241,11 +247,24 @@ def _block_output(student, x, mask):
     return out[0] if isinstance(out, (tuple, list)) and out else out
 
 
+def _attention_wrong(student, ref, x, mask) -> bool:
+    """The block's attention sublayer (the student's class of exercise 1, with attnlab's weights)
+    differs from attnlab's on self-attention: every block mistake would then be a guess."""
+    attended = call_student(student.attention, x.clone(), mask=mask)
+    return not _close(attended[0] if isinstance(attended, (tuple, list)) else attended, ref.attention(x, mask=mask)[0])
+
+
+def _attention_not_done(student, ref_state) -> bool:
+    """Only the names inside ``self.attention`` differ, and it is the student's own class (exercise 1
+    not done yet, or its submodules named otherwise), not one of torch's."""
+    attention = getattr(student, "attention", None)
+    bad = _mismatched(student, {_block_rename(k): v for k, v in ref_state.items()})
+    return (isinstance(attention, nn.Module) and not type(attention).__module__.startswith("torch.")
+            and all(k.startswith("attention.") for k in bad))
+
+
 def _block_mistake(student, ref, x, mask, out, expected, norm_first) -> Diagnosis:
     style = "pre-LN" if norm_first else "post-LN"
-    attended = call_student(student.attention, x, mask=mask)
-    if not _close(attended[0] if isinstance(attended, (tuple, list)) else attended, ref.attention(x, mask=mask)[0]):
-        return False, "capstone.hint.attention_first", {}
     mistakes = [("capstone.hint.pre_post_swapped", {"norm_first": not norm_first})]
     mistakes += [("capstone.hint.no_residual", {"norm_first": norm_first, "residual": r})
                  for r in ((False, True), (True, False), (False, False))]
@@ -279,10 +298,14 @@ def diagnose_block(cls) -> Diagnosis:
         ref = _reference_block(norm_first)
         student = _build(cls, 12, 3, 20, dropout=P_DROP, norm_first=norm_first)
         problem = _copy(student, ref.state_dict(), _block_rename)
+        if problem and _attention_not_done(student, ref.state_dict()):
+            return False, "capstone.hint.attention_first", {}
         if problem:
             return False, problem, {"names": ", ".join(BLOCK_NAMES)}
         student.eval()
         with torch.no_grad():
+            if _attention_wrong(student, ref, x, mask):          # exercise 1's mistake, not the block's
+                return False, "capstone.hint.attention_first", {}
             out = _block_output(student, x, mask)
             if not isinstance(out, torch.Tensor) or out.shape != x.shape:
                 return False, "capstone.hint.block_shape", {"want": tuple(x.shape)}
