@@ -182,3 +182,33 @@ def test_no_host_device_sync(need_weights):
     mask = causal_mask(4, device="meta") & padding_mask(torch.ones(2, 4, dtype=torch.long, device="meta"))
     out, _ = mha(x, mask=mask, need_weights=need_weights)
     assert out.shape == (2, 4, D) and out.device.type == "meta"
+
+
+def test_causal_mask_takes_the_fused_causal_kernel_and_an_edited_one_does_not(monkeypatch):
+    """causal_mask(T), unchanged, goes to torch's kernel as is_causal=True (no explicit mask); the
+    result equals the weights path. A copy, a combination or an in-place edit is an ordinary mask."""
+    real = torch.nn.functional.scaled_dot_product_attention
+    calls = []
+
+    def spy(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, **kw):
+        calls.append((attn_mask is None, is_causal))
+        return real(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kw)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(D, H).eval()
+    x = torch.randn(2, 5, D)
+    edited = causal_mask(5)
+    edited[..., 4, 0] = False                                            # the last query may not see key 0
+    for mask, fused in [(causal_mask(5), True), (causal_mask(5).clone(), False), (edited, False),
+                        (causal_mask(5) & padding_mask(torch.ones(2, 5, dtype=torch.long)), False)]:
+        calls.clear()
+        out, _ = mha(x, mask=mask, need_weights=False)
+        assert calls == [(fused, fused)]
+        expected, weights = mha(x, mask=mask, need_weights=True)
+        torch.testing.assert_close(out, expected)
+        assert torch.equal(weights > 0, mask.expand_as(weights))         # the mask that was asked for
+    cached = causal_mask(2, 5)                                           # bottom-right aligned: not is_causal
+    calls.clear()
+    mha(x[:, :2], x, x, mask=cached, need_weights=False)
+    assert calls == [(False, False)]

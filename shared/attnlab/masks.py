@@ -37,7 +37,20 @@ def causal_mask(T: int, S: int | None = None, device=None) -> torch.Tensor:
     if S < T:
         raise ValueError(f"causal_mask needs S >= T (keys include every query), got T={T}, S={S}")
     ones = torch.ones(T, S, dtype=torch.bool, device=device)
-    return torch.tril(ones, diagonal=S - T)[None, None]              # (1, 1, T, S)
+    mask = torch.tril(ones, diagonal=S - T)[None, None]              # (1, 1, T, S)
+    if S == T:                                                       # what torch's is_causal=True means
+        mask._attnlab_causal_version = mask._version
+    return mask
+
+
+def is_plain_causal(mask: torch.Tensor) -> bool:
+    """True for a square mask made by ``causal_mask(T)`` and not changed in place since.
+
+    The multi-head attention's fast path then calls torch's fused kernel with ``is_causal=True``
+    instead of an explicit mask (the same result, less work). A copy, a slice, a combination
+    (``&`` with a padding mask) or an in-place edit is an ordinary mask again.
+    """
+    return getattr(mask, "_attnlab_causal_version", None) == mask._version
 
 
 def decoder_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:

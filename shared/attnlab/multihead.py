@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ._checks import check_attn_mask, check_float, check_same, check_tensor, positive_int, probability, shape
 from .attention import attend, autocast_dtype, scaled_dot_product_attention
+from .masks import is_plain_causal
 
 
 def attend_step(q: torch.Tensor, k_cache, v_cache, k_new: torch.Tensor, v_new: torch.Tensor):
@@ -138,6 +139,8 @@ class MultiHeadAttention(nn.Module):
         zero gradients, and no host-device sync."""
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        if is_plain_causal(mask) and mask.shape[-2:] == (q.shape[-2], k.shape[-2]):
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)   # causal_mask(T)
         seen = mask.any(-1, keepdim=True)                                 # (.., T, 1): False = sees no key
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask >= seen, dropout_p=p)  # mask | ~seen
         return out * seen if out.requires_grad else out.mul_(seen)        # (B, H, T, d_k)
