@@ -165,8 +165,13 @@ def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool) -> 
             row["versions"] = versions
             print(json.dumps(versions), file=log, flush=True)
             env = clean_env()
+            # Not here, in CI (`make test`, Python 3.11): the browser tests; the hub's tests, which need
+            # `make hub-proxy` (Node) and run the hub on CI's Python; and the wheel's nbval run, which
+            # compares against the stored outputs of the pinned environment (this step's notebook run
+            # below executes every notebook on this Python instead).
             steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", "0", "tests",
-                                "--ignore=tests/test_browser.py"],
+                                "--ignore=tests/test_browser.py", "--ignore=tests/test_hub.py",
+                                "--deselect=tests/test_wheel.py::test_lessons_run_against_the_installed_package"],
                                log, env=env)
             steps["notebooks"] = sh([vpy, str(ROOT / "tools" / "matrix.py"), "--notebooks"], log, env=env)
             if freeze and ranges and steps["unit"] == 0 and steps["notebooks"] == 0:
