@@ -102,9 +102,6 @@ def has_exercises(path: Path) -> bool:
 
 def build(out: Path) -> list[str]:
     """Write ``out/source`` and ``out/release``; return the assignment ids."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
     ids = []
     with tempfile.TemporaryDirectory() as tmp:
         course = Path(tmp)
@@ -119,12 +116,7 @@ def build(out: Path) -> list[str]:
                 dest.parent.mkdir(parents=True)
                 nbformat.write(source_notebook(read_lesson(nb, stem), nb, lang), dest)
                 ids.append(aid)
-        cfg = settings.config(course)
-        api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
-        for aid in ids:
-            result = api.generate_assignment(aid)
-            if not result["success"]:
-                raise SystemExit(f"nbgrader generate_assignment {aid} failed:\n{result.get('log', '')}\n{result.get('error', '')}")
+        settings.generate_assignments(course, ids)
         for part in ("source", "release"):
             shutil.rmtree(out / part, ignore_errors=True)
             shutil.copytree(course / part, out / part)

@@ -141,17 +141,9 @@ def _grade_one(api, coursedir, course: Path, student: str, aid: str, path: str) 
 
 def make_template(aids: list, assignments: Path, where: Path) -> None:
     """A course folder with the assignments' source and a gradebook (nbgrader generate_assignment)."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
     for aid in aids:
         shutil.copytree(assignments / "source" / aid, where / "source" / aid)
-    cfg = settings.config(where)
-    api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
-    for aid in aids:
-        run = api.generate_assignment(aid)
-        if not run["success"]:
-            raise SystemExit(f"nbgrader generate_assignment {aid} failed:\n{run.get('log', '')}")
+    settings.generate_assignments(where, aids)
     shutil.rmtree(where / "release", ignore_errors=True)
 
 

@@ -49,6 +49,21 @@ def config(course_root, timeout: int = CELL_TIMEOUT) -> Config:
     return c
 
 
+def generate_assignments(course_root, aids) -> None:
+    """nbgrader's generate_assignment for each id in ``aids`` (the course folder's source/ to its
+    gradebook and release/); stops with nbgrader's log when one fails."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    cfg = config(course_root)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    for aid in aids:
+        result = api.generate_assignment(aid)
+        if not result["success"]:
+            raise SystemExit(f"nbgrader generate_assignment {aid} failed:\n{result.get('log', '')}\n"
+                             f"{result.get('error', '')}")
+
+
 def use_venv_tools() -> None:
     """nbgrader runs ``alembic`` as a command: find it next to this Python (call from a CLI's main)."""
     bindir = os.path.dirname(sys.executable)
