@@ -259,3 +259,35 @@ def test_checkers_leave_the_global_random_state_alone():
     capstone.evaluate_multihead(sol.MultiHeadAttention)
     capstone.evaluate_block(sol.TransformerBlock)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+# --------------------------------------------------------------------------- review 2026-12-01b
+class NoReturnMHA(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        super().forward(query, key, value, mask)                           # the return forgotten
+
+
+class NoReturnBlock(sol.TransformerBlock):
+    def forward(self, x, mask=None):
+        super().forward(x, mask)
+
+
+@pytest.mark.parametrize("check, cls", [(capstone.check_multihead, NoReturnMHA), (capstone.check_block, NoReturnBlock)])
+def test_a_forgotten_return_is_wrong_not_undone(check, cls):
+    """Student report, hint 6: forward without a return is the student's mistake, not an untouched TODO."""
+    feedback = check.evaluate(cls, lang="en")
+    assert feedback.ok is False, feedback.text
+
+
+class ScoresAsWeights(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        out, w = super().forward(query, key, value, mask)
+        return out, torch.log(w)                                          # pre-softmax-like, out still right
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh", "en"])
+def test_a_wrong_answer_never_reads_largest_difference_zero(lang):
+    """Student report, hint 7: 'differs (largest difference 0.0e+00)' contradicts itself."""
+    feedback = capstone.check_multihead.evaluate(ScoresAsWeights, lang=lang)
+    assert feedback.ok is False
+    assert "0.0e+00" not in feedback.text and "0,0e+00" not in feedback.text, feedback.text

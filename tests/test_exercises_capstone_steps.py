@@ -195,3 +195,55 @@ def test_every_message_has_three_languages():
         assert set(CATALOG[k]) >= {"vi", "zh", "en"}
         for lang in ("vi", "zh", "en"):
             assert t(k, lang, got=(1, 2), want=(1, 2), mine=99.9, ref=99.9, block="…")
+
+
+# ----------------------------------------------------------------------------------- review 2026-12-01b
+class HardDk(sol_block.MultiHeadAttention):
+    """Exercise 1 with d_k written as the lesson's 4 (12 / 3): right at those sizes only."""
+
+    def forward(self, query, key=None, value=None, mask=None):
+        self.d_k = 4
+        return super().forward(query, key, value, mask)
+
+
+class HardHeads(sol_block.MultiHeadAttention):
+    def __init__(self, d_model, num_heads):
+        super().__init__(d_model, 3)
+
+
+def _block_on(attention):
+    class Block(sol_block.TransformerBlock):
+        def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=False):
+            super().__init__(d_model, num_heads, d_ff, dropout, norm_first, attention_class=attention)
+    return Block
+
+
+class TupleBlock(sol_block.TransformerBlock):
+    def forward(self, x, mask=None):
+        return super().forward(x, mask), None
+
+
+@pytest.mark.parametrize("attention", [HardDk, HardHeads])
+@pytest.mark.parametrize("lang", ["vi", "en"])
+def test_in_tiny_model_blames_exercise_1_when_its_attention_fails_at_the_models_sizes(attention, lang):
+    """Student report, hint 8: a size hard-coded in exercise 1 shows first at lesson 07's sizes
+    (d_model 32, 4 heads); the cell names exercise 1 and the sizes, not 'get exercise 2 right'."""
+    feedback = cs.evaluate_in_tiny_model(_block_on(attention), lang=lang)
+    assert (feedback.ok, feedback.key) == (False, P + "hint.tiny_attention"), feedback.text
+    assert t("capstone.ex.multihead", lang) in feedback.text
+
+
+def test_in_tiny_model_refuses_a_block_that_returns_a_tuple():
+    """Student report, accepted wrong answer 5: the interface says forward returns x."""
+    feedback = cs.evaluate_in_tiny_model(TupleBlock, lang="en")
+    assert (feedback.ok, feedback.key) == (False, "capstone.hint.block_tuple"), feedback.text
+
+
+def apply_mask_in_place(scores, mask):
+    scores.masked_fill_(~mask, float("-inf"))                             # no return: None
+
+
+def test_a_forgotten_return_is_not_reported_as_not_done():
+    """Student report, hint 6: the student wrote code; 'not done' would send them back to a TODO."""
+    feedback = cs.evaluate_mask(apply_mask_in_place, lang="en")
+    assert feedback.ok is False, feedback.text

@@ -276,3 +276,26 @@ def test_reference_solutions_match_the_package(model):
         torch.testing.assert_close(solutions.forward(model, inputs), model(inputs)[0])
     best = tiny.reversal_head(model)
     assert solutions.reversal_head(model) == (best.layer, best.head)
+
+
+# ------------------------------------------------------------------------------- review 2026-12-01b
+def forward_no_return(model, ids):
+    x = model.pos(model.embed(ids))
+    for block in model.blocks:
+        x, _ = block(x, mask=causal_mask(ids.shape[1]))
+    model.head(model.norm(x))                                             # the return forgotten
+
+
+def test_forward_without_return_is_wrong_not_undone(model):
+    feedback = l07.check_forward.evaluate(forward_no_return, model, lang="en")
+    assert feedback.ok is False, feedback.text
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_a_2d_mask_is_named_in_the_lessons_language(model, lang):
+    """Student report, hint 4: attnlab's own English ValueError reached the Vietnamese lesson."""
+    def two_d(m, ids):
+        return _by_hand(m, ids, torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril())
+    feedback = l07.check_forward.evaluate(two_d, model, lang=lang)
+    assert (feedback.ok, feedback.key) == (False, "l07.hint.fwd_mask_2d"), feedback.text
+    assert "expected 4-D" not in feedback.text

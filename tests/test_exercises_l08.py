@@ -151,3 +151,13 @@ def test_seven_digits_blames_the_real_limit_in_chinese():
     ok, key, fields = l08._diagnose_seven_digits(zh, "A")
     assert (ok, key, fields["missing"]) == (False, "l08.hint.seven_right", "")
     assert l08._diagnose_seven_digits(zh, "B")[1] == "l08.ok.seven_length"
+
+
+# ---------------------------------------------------------------------------------- review 2026-12-01b
+def test_aligned_head_is_graded_on_the_figure_the_student_reads(model, monkeypatch):
+    """Teacher review (vi) L08 c25: the student reads the figure of one number (the lesson's
+    example, 1.021) and must not be graded on 1.000 numbers they cannot see. The verdict stays the
+    same whatever the held-out measure says."""
+    best = l08.figure_heads(model)[0]                                     # the heads that align on the figure
+    monkeypatch.setattr(tr, "alignment_mass", lambda m, numbers=None: torch.zeros(2, 4))
+    assert verdict(l08.check_aligned_head, model, best)[0] is True
