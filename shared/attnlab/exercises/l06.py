@@ -16,8 +16,8 @@ import torch.nn as nn
 
 from ..block import TransformerBlock
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ._common import Diagnosis, Feedback, Msg, evaluate, printing, shape
-from ._trial import attempt, failed, fresh_seed, generator, items, kind, pick, replay, tensor
+from ._common import (Draw, Exercise, Feedback, Msg, attempt, evaluate_exercise, is_tensor, judging, kind, number,
+                      printing, raises, shape, value_of)
 
 
 # ============================================================== exercise 1: parameter count
@@ -28,16 +28,14 @@ N_CONFIGS = 5
 def param_configs(seed: int) -> list[tuple[int, int, int]]:
     """Five (d_model, num_heads, d_ff), drawn from ``seed``: heads 2-12 (never 1, where a count per
     head is the same), d_k odd and even, d_ff never 4 * d_model (where assuming it is harmless)."""
-    g = generator(seed, 61)
+    d = Draw(seed, "l06.params")
     configs = [(512, 8, 2048)]                               # the paper's base model: one familiar figure
     while len(configs) < N_CONFIGS:
-        h, d_k = pick(g, range(2, 13)), pick(g, range(3, 97))
-        d = h * d_k
-        f = pick(g, range(d // 2 + 1, 6 * d))
-        if f != 4 * d and (d, h, f) not in configs:
-            configs.append((d, h, f))
-    order = torch.randperm(N_CONFIGS, generator=g).tolist()
-    return [configs[i] for i in order]
+        h, d_k = d.int(2, 12), d.int(3, 96)
+        f = d.int(h * d_k // 2 + 1, 6 * h * d_k)
+        if f != 4 * h * d_k and (h * d_k, h, f) not in configs:
+            configs.append((h * d_k, h, f))
+    return [configs[i] for i in d.perm(N_CONFIGS)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,12 +69,7 @@ PARAM_MISTAKES = (
 
 def _as_count(value):
     """An int from an int, an integral float or a one-element tensor; None otherwise."""
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1 or value.is_complex():
-            return None
-        value = value.item()
-    if isinstance(value, bool):
-        return None
+    value = number(value)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
@@ -84,30 +77,30 @@ def _as_count(value):
     return None
 
 
+def _stop(outcome: dict) -> bool:
+    """The probe stops at the first call that did not return a value (the judge stops there too)."""
+    return "value" not in outcome or outcome["value"] is None
+
+
 def probe_block_params(fn, *, seed: int) -> dict:
     """The student's count for each configuration drawn from ``seed``."""
-    answers = []
-    for cfg in param_configs(seed):
-        answers.append(attempt(fn, *cfg))
-        if failed(answers[-1]):
+    results = {}
+    for i, cfg in enumerate(param_configs(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, *cfg)
+        if _stop(outcome):
             break
-    return {"answers": answers}
+    return results
 
 
-def judge_block_params(results: dict, *, seed: int) -> Diagnosis:
+@judging
+def judge_block_params(results: dict, *, seed: int):
     configs = param_configs(seed)
-    raw = results.get("answers") if isinstance(results, dict) else None
-    if not isinstance(raw, list) or not raw:
-        return False, "l06.params.not_int", {"kind": kind(raw)}
     answers = {}
-    for cfg, entry in zip(configs, raw):
-        replay(entry)
-        got = _as_count(entry)
-        if got is None:
-            return False, "l06.params.not_int", {"kind": kind(entry)}
-        answers[cfg] = got
-    if len(answers) < len(configs):
-        return False, "l06.params.not_int", {"kind": "NoneType"}
+    for i, cfg in enumerate(configs):
+        got = value_of(results, f"case{i}")
+        answers[cfg] = _as_count(got)
+        if answers[cfg] is None:
+            return False, "l06.params.not_int", {"kind": kind(got)}
     wrong = [cfg for cfg in configs if answers[cfg] != true_block_params(*cfg)]
     if not wrong:
         return True, "l06.params.ok", {"n": len(configs)}
@@ -119,46 +112,45 @@ def judge_block_params(results: dict, *, seed: int) -> Diagnosis:
     return False, "l06.params.off", {"d_model": d, "num_heads": h, "d_ff": f, "direction": Msg(direction)}
 
 
+PARAMS = Exercise("l06.block_params", "l06.ex.params", ("block_params",), probe_block_params, judge_block_params)
+
+
 def evaluate_block_params(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(d_model, num_heads, d_ff)`` must return the parameter count of TransformerBlock(d_model, num_heads, d_ff)."""
-    s = fresh_seed(seed)
-    return evaluate("l06.ex.params", lambda: judge_block_params(probe_block_params(fn, seed=s), seed=s), lang)
+    return evaluate_exercise(PARAMS, (fn,), lang, seed)
 
 check_block_params = printing(evaluate_block_params)
 
 
 # ============================================================== exercise 2: masks
 
-def _ids(g: torch.Generator, B: int, L: int, pad: int, padded: bool, low: int = 1) -> torch.Tensor:
+def _ids(d: Draw, B: int, L: int, pad: int, padded: bool, low: int = 1) -> torch.Tensor:
     """(B, L) token ids in [low, 12) other than ``pad``; with ``padded``, row 0 full and every other
     row ending in 1 to L - 1 pads (so the padding sits on the right, the usual case)."""
-    ids = torch.randint(low, 12, (B, L), generator=g)
+    ids = d.randint(low, 11, (B, L))
     ids[ids == pad] = 12                                           # a real token, never the pad id
     if low == 0:
         ids[0, 0] = 0                                              # token 0 is a real token here
     if padded:
         for b in range(1, B):
-            keep = int(torch.randint(1, L, (1,), generator=g))
-            ids[b, keep:] = pad
+            ids[b, d.int(1, L - 1):] = pad
     return ids
 
 
 def mask_cases(seed: int) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
     """(src_ids (B, S), tgt_ids (B, T), pad_id), drawn from ``seed``: T != S with padding on both
     sides; one sentence with T > S and no padding; a pad_id other than 0 with 0 a real token."""
-    g = generator(seed, 62)
-    B = pick(g, (2, 3))
-    S = pick(g, range(3, 8))
-    T = pick(g, [n for n in range(3, 8) if n != S])
-    S2 = pick(g, range(2, 5))
-    T2 = S2 + pick(g, range(1, 4))
-    pad = pick(g, (1, 2, 3))
-    B3 = pick(g, (2, 3))
-    S3, T3 = pick(g, range(3, 7)), pick(g, range(3, 7))
+    d = Draw(seed, "l06.masks")
+    B, B3 = d.int(2, 3), d.int(2, 3)
+    S, T = d.sample(range(3, 8), 2)
+    S2 = d.int(2, 4)
+    T2 = S2 + d.int(1, 3)
+    pad = d.int(1, 3)
+    S3, T3 = d.int(3, 6), d.int(3, 6)
     return [
-        (_ids(g, B, S, 0, True), _ids(g, B, T, 0, True), 0),
-        (_ids(g, 1, S2, 0, False), _ids(g, 1, T2, 0, False), 0),
-        (_ids(g, B3, S3, pad, True, low=0), _ids(g, B3, T3, pad, True, low=0), pad),
+        (_ids(d, B, S, 0, True), _ids(d, B, T, 0, True), 0),
+        (_ids(d, 1, S2, 0, False), _ids(d, 1, T2, 0, False), 0),
+        (_ids(d, B3, S3, pad, True, low=0), _ids(d, B3, T3, pad, True, low=0), pad),
     ]
 
 
@@ -226,7 +218,7 @@ def _mask_mistakes(src, tgt, pad):
 def _diagnose_mask(name_key, got, want, mistakes):
     """None if ``got`` equals ``want``; else the hint for the first matching mistake (or a generic one)."""
     name = Msg(name_key)
-    if not isinstance(got, torch.Tensor):
+    if not is_tensor(got):
         return "l06.masks.not_bool", {"name": name, "dtype": kind(got)}
     if got.dtype != torch.bool:
         return "l06.masks.not_bool", {"name": name, "dtype": str(got.dtype).replace("torch.", "")}
@@ -261,37 +253,34 @@ MASK_NAMES = ("l06.masks.name.enc", "l06.masks.name.dec", "l06.masks.name.cross"
 
 def probe_masks(fn, *, seed: int) -> dict:
     """The student's three masks for each case drawn from ``seed``."""
-    cases = []
-    for src, tgt, pad in mask_cases(seed):
-        cases.append(attempt(fn, src.clone(), tgt.clone(), pad))
-        if failed(cases[-1]):
+    results = {}
+    for i, (src, tgt, pad) in enumerate(mask_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, src.clone(), tgt.clone(), pad)
+        if _stop(outcome):
             break
-    return {"cases": cases}
+    return results
 
 
-def judge_masks(results: dict, *, seed: int) -> Diagnosis:
-    cases = results.get("cases") if isinstance(results, dict) else None
-    if not isinstance(cases, list) or not cases:
-        return False, "l06.masks.not_three", {}
-    for (src, tgt, pad), entry in zip(mask_cases(seed), cases):
-        replay(entry)
-        got = items(entry)
-        if got is None or len(got) != 3:
+@judging
+def judge_masks(results: dict, *, seed: int):
+    for i, (src, tgt, pad) in enumerate(mask_cases(seed)):
+        got = value_of(results, f"case{i}")
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
             return False, "l06.masks.not_three", {}
         wants = reference_masks(src, tgt, pad)
         for name_key, mine, want, mistakes in zip(MASK_NAMES, got, wants, _mask_mistakes(src, tgt, pad)):
             hint = _diagnose_mask(name_key, mine, want, mistakes)
             if hint is not None:
                 return (False, *hint)
-    if len(cases) < len(mask_cases(seed)):
-        return False, "l06.masks.not_three", {}
     return True, "l06.masks.ok", {}
+
+
+MASKS = Exercise("l06.masks", "l06.ex.masks", ("make_masks",), probe_masks, judge_masks)
 
 
 def evaluate_masks(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(src_ids (B, S), tgt_ids (B, T), pad_id)`` -> (encoder (B,1,S,S), decoder (B,1,T,T), cross (B,1,T,S))."""
-    s = fresh_seed(seed)
-    return evaluate("l06.ex.masks", lambda: judge_masks(probe_masks(fn, seed=s), seed=s), lang)
+    return evaluate_exercise(MASKS, (fn,), lang, seed)
 
 check_masks = printing(evaluate_masks)
 
@@ -332,15 +321,14 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
     more than twice max_len, so a crop to a fixed length shows), a single token.
     Each batch is drawn again until every row tells the mistakes apart: the first position's argmax
     and the first max_len tokens' argmax both differ from the right token."""
-    g = generator(seed, 63)
-    V, m = pick(g, range(9, 16)), pick(g, (4, 5, 7, 8, 9))
-    model = ToyLM(V, m, seed=int(torch.randint(10 ** 6, (1,), generator=g)))
-    B = pick(g, (2, 3))
+    d = Draw(seed, "l06.greedy")
+    V, m = d.int(9, 15), d.choice((4, 5, 7, 8, 9))
+    model = ToyLM(V, m, seed=d.int(0, 10 ** 6))
+    B = d.int(2, 3)
     batches = []
-    sizes = [(1, pick(g, range(2, m))), (B, m - 1), (B, m + pick(g, range(2, 5))), (1, 1), (B, 2 * m + 1)]
-    for size in sizes:
+    for size in [(1, d.int(2, m - 1)), (B, m - 1), (B, m + d.int(2, 4)), (1, 1), (B, 2 * m + 1)]:
         for _ in range(200):
-            ids = torch.randint(V, size, generator=g)
+            ids = d.randint(0, V - 1, size)
             with torch.no_grad():
                 want = model(ids[:, -m:])[:, -1].argmax(-1)
                 first = model(ids[:, -m:])[:, 0].argmax(-1)
@@ -362,43 +350,40 @@ def probe_greedy_step(fn, *, seed: int) -> dict:
     """For each batch: what the student's step returned and the lengths the toy model was given."""
     model, batches = greedy_setup(seed)
     m = model.max_len
-    cases = []
-    for ids in batches:                          # every batch, even after an error: the crops tell apart
+    results = {}
+    for i, ids in enumerate(batches):            # every batch, even after an error: the crops tell apart
         model.seen = []
-        cases.append({"out": attempt(fn, model, ids.clone(), m), "seen": list(model.seen)})
-    return {"cases": cases}
+        results[f"case{i}"] = attempt(fn, model, ids.clone(), m)
+        results[f"seen{i}"] = list(model.seen)
+    return results
 
 
-def _seen(case) -> list[int]:
-    seen = case.get("seen") if isinstance(case, dict) else None
+def _seen(results: dict, i: int) -> list[int]:
+    seen = results.get(f"seen{i}")
     return [int(n) for n in seen if isinstance(n, int) and not isinstance(n, bool)] if isinstance(seen, list) else []
 
 
-def judge_greedy_step(results: dict, *, seed: int) -> Diagnosis:
+def _greedy_error_hint(error: dict):
+    if raises(error, "ContextTooLong"):
+        return False, "l06.greedy.no_crop", {}
+    if raises(error, "RuntimeError") and any(w in error["message"] for w in ("must match", "same number of dimensions")):
+        return False, "l06.greedy.cat", {}
+    return None
+
+
+@judging
+def judge_greedy_step(results: dict, *, seed: int):
     model, batches = greedy_setup(seed)
     m = model.max_len
-    cases = results.get("cases") if isinstance(results, dict) else None
-    if not isinstance(cases, list) or not cases:
-        return False, "l06.greedy.not_tensor", {"kind": kind(cases)}
-    pairs = [(ids, case if isinstance(case, dict) else {}) for ids, case in zip(batches, cases)]
-    for ids, case in pairs:                       # a crop of the wrong length, in any batch, comes first
-        T, seen = ids.shape[1], _seen(case)
+    for i, ids in enumerate(batches):             # a crop of the wrong length, in any batch, comes first
+        T, seen = ids.shape[1], _seen(results, i)
         if seen and min(T, m) not in seen and seen[-1] != T:
             return False, "l06.greedy.crop_length", {"got": seen[-1], "need": min(T, m), "T": T, "max_len": m}
-    for ids, case in pairs:
+    for i, ids in enumerate(batches):
         B, T = ids.shape
-        got = case.get("out")
-        if failed(got):
-            error = got["error"]
-            if error.get("type") == "ContextTooLong":
-                return False, "l06.greedy.no_crop", {}
-            if error.get("type") == "RuntimeError" and any(
-                    w in str(error.get("message")) for w in ("must match", "same number of dimensions")):
-                return False, "l06.greedy.cat", {}
-            replay(got)
-        got = tensor(got)
-        if got is None:
-            return False, "l06.greedy.not_tensor", {"kind": kind(case.get("out"))}
+        got = value_of(results, f"case{i}", errors=_greedy_error_hint)
+        if not is_tensor(got):
+            return False, "l06.greedy.not_tensor", {"kind": kind(got)}
         with torch.no_grad():
             first = model(ids[:, -m:])[:, 0].argmax(-1)
             front = model(ids[:, :m])[:, -1].argmax(-1)
@@ -421,14 +406,16 @@ def judge_greedy_step(results: dict, *, seed: int) -> Diagnosis:
         if T > m and torch.equal(new, front):
             return False, "l06.greedy.crop_front", {}
         return False, "l06.greedy.wrong", {"shape": shape(ids)}
-    if len(cases) < len(batches):
-        return False, "l06.greedy.not_tensor", {"kind": "NoneType"}
     return True, "l06.greedy.ok", {}
+
+
+GREEDY = Exercise("l06.greedy_step", "l06.ex.greedy", ("greedy_step",), probe_greedy_step, judge_greedy_step)
 
 
 def evaluate_greedy_step(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(model, ids (B, T), max_len)`` -> (B, T+1): ids plus the argmax of the last position's logits."""
-    s = fresh_seed(seed)
-    return evaluate("l06.ex.greedy", lambda: judge_greedy_step(probe_greedy_step(fn, seed=s), seed=s), lang)
+    return evaluate_exercise(GREEDY, (fn,), lang, seed)
 
 check_greedy_step = printing(evaluate_greedy_step)
+
+EXERCISES = (PARAMS, MASKS, GREEDY)
