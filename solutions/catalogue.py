@@ -833,7 +833,7 @@ _L09 = [
              # review 2026-12-01b (student; engineering W8)
              _w("d_k hard-coded as 4 (the lesson's 12 / 3)", "capstone.hint.scale_fixed",
                 _changed(_MHA, ("/ self.d_k ** 0.5", "/ 4 ** 0.5"))),
-             _w("num_heads hard-coded as 3", "capstone.hint.heads_fixed",
+             _w("num_heads hard-coded as 3", "capstone.hint.sizes_fixed",
                 _changed(_MHA, ("self.num_heads, self.d_k = num_heads, d_model // num_heads",
                                 "self.num_heads, self.d_k = 3, d_model // 3"))),
              _w("the scores returned instead of the weights", "capstone.hint.weights_scores",
