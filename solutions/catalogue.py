@@ -903,6 +903,13 @@ def evaluator(entry: dict):
     return getattr(importlib.import_module(module), function)
 
 
+def registry_key(entry: dict) -> str:
+    """The entry's key in ``attnlab.exercises.EXERCISES``: ``<module>.<evaluate_x without "evaluate_">``
+    (``l04.causal_mask``), as a grader derives it from the check call."""
+    module, function = entry["evaluate"].split(":")
+    return f"{module.rsplit('.', 1)[1]}.{function.removeprefix('evaluate_')}"
+
+
 def takes_seed(entry: dict) -> bool:
     """Is the entry's checker split into probe and judge (it takes ``seed=``)?"""
     return "seed" in inspect.signature(evaluator(entry)).parameters

@@ -20,7 +20,7 @@ from attnlab.i18n import CATALOG, t
 from solutions import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRIES = {e["key"]: e for e in catalogue.EXERCISES}
+ENTRIES = {catalogue.registry_key(e): e for e in catalogue.EXERCISES}     # by registry key
 SPLIT = sorted(k for k in EXERCISES if k in ENTRIES and not ENTRIES[k]["context"])
 
 
@@ -140,6 +140,7 @@ def test_the_registry_matches_the_catalogue():
     assert {"l01.softmax", "l01.attention", "l01.dot_std"} <= set(EXERCISES)
     for key, exercise in EXERCISES.items():
         assert exercise.key == key and exercise.title in CATALOG and key in ENTRIES, key
+        assert exercise.name == exercise.title
         assert exercise.names == tuple(ENTRIES[key]["names"]), key
         assert exercise.arguments == tuple(ENTRIES[key]["args"]), key
         assert catalogue.takes_seed(ENTRIES[key]), key
@@ -182,6 +183,8 @@ def _tampered(results: dict):
     missing outcomes, results that are not a dict."""
     yield "not a dict", ["nope"]
     yield "empty", {}
+    yield "one error (the grader: no probe ran)", {"error": {"type": "NameError", "message": "x", "cause": None}}
+    yield "one junk error", {"error": "gone"}
     for key in [k for k, v in results.items() if isinstance(v, dict) and ({"value", "error"} & set(v))]:
         for n, junk in enumerate(JUNK):
             yield f"{key}: outcome {n}", {**results, key: junk}
