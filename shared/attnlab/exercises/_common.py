@@ -194,7 +194,9 @@ def evaluate(name: str, diagnose: Callable[[], Diagnosis], lang: str | None = No
 class Exercise:
     """One exercise, callable by name (``attnlab.exercises.EXERCISES["l01.softmax"]``).
 
-    ``key``: the registry key; ``title``: the message key of its display name (what ``evaluate``
+    ``key``: the registry key, ``<module>.<evaluate_x without "evaluate_">`` (``l04.causal_mask``
+    for ``attnlab.exercises.l04.evaluate_causal_mask``: a grader derives it from the check call);
+    ``title``: the message key of its display name (what ``evaluate``
     and ``passed`` use); ``names``: what the student defines in the notebook (a function, a class,
     a value); ``args``: what the probe takes, in order, looked up by name in the notebook's
     namespace (``names`` and the lesson's context, e.g. ``model``); ``probe(*args, seed) -> dict``
@@ -207,6 +209,11 @@ class Exercise:
     judge: Callable[..., Diagnosis]
     args: tuple[str, ...] = ()
     discussion: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The message key ``evaluate`` takes (the grader's name for ``title``)."""
+        return self.title
 
     @property
     def arguments(self) -> tuple[str, ...]:
@@ -238,8 +245,8 @@ def _title(name: str) -> str:
 
 
 def passed(name: str) -> bool:
-    """Did the latest check of exercise ``name`` (its registry key, ``"l07.head"``, or its title
-    key, ``"l07.ex.head"``) pass in this kernel?"""
+    """Did the latest check of exercise ``name`` (its registry key, ``"l01.softmax"``, or its title
+    key, ``"l01.ex.softmax"``) pass in this kernel?"""
     return _PASSED.get(_title(name), False)
 
 

@@ -35,13 +35,16 @@ class Verdict(Exception):
 
 
 def judging(judge: Callable) -> Callable:
-    """A judge's decorator: results that are not a dict are junk (a wrong answer); a ``Verdict``
-    raised anywhere inside becomes the diagnosis."""
+    """A judge's decorator: results that are not a dict are junk (a wrong answer); results that are
+    one error (``{"error": {...}}``: the grader's word for a probe that could not run, e.g. the
+    student's cell is gone) are that error; a ``Verdict`` raised anywhere inside becomes the diagnosis."""
     @functools.wraps(judge)
     def wrapped(results, *args, **kwargs):
         try:
             if not isinstance(results, dict):
                 raise Verdict(False, "ex.no_result")
+            if "error" in results:
+                raise student_error(error_of(results))
             return judge(results, *args, **kwargs)
         except Verdict as verdict:
             return verdict.diagnosis

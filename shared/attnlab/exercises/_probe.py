@@ -9,6 +9,7 @@ Nothing here decides a verdict, and nothing touches torch's global random state.
 """
 from __future__ import annotations
 
+import ast
 import dis
 import inspect
 import numbers
@@ -100,9 +101,12 @@ _QUIET_OPS = {"RESUME", "NOP", "CACHE", "LOAD_CONST", "RETURN_VALUE", "RETURN_CO
 
 
 def untouched(obj) -> bool:
-    """True for the TODO as the notebook ships it: None, ``...``, or a function whose body does
-    nothing but return None (``# TODO`` / ``pass`` / ``return None``), read from its bytecode so
-    that it works without the source. An nn.Module or a class is judged by its ``forward``."""
+    """True for the TODO as the notebook ships it: None, ``...``, a function whose body does
+    nothing but return None (``# TODO`` / ``pass`` / ``return None``, read from its bytecode, so
+    that it works without the source), or one whose source still has its ``# TODO`` and still ends
+    with the TODO's ``return None`` (templates that unpack the shapes first). A function that
+    returns None otherwise was written and forgot its ``return``. An nn.Module or a class is judged
+    by its ``forward``."""
     if obj is None or obj is Ellipsis:
         return True
     if isinstance(obj, torch.nn.Module):
@@ -116,11 +120,25 @@ def untouched(obj) -> bool:
     if code is None:
         return False
     for ins in dis.get_instructions(code):
-        if ins.opname not in _QUIET_OPS:
-            return False
-        if ins.opname in ("LOAD_CONST", "RETURN_CONST") and ins.argval not in (None, Ellipsis):
-            return False
+        if ins.opname not in _QUIET_OPS or (
+                ins.opname in ("LOAD_CONST", "RETURN_CONST") and ins.argval not in (None, Ellipsis)):
+            return _todo_template(func)
     return True
+
+
+def _todo_template(func) -> bool:
+    """Does the source of ``func`` still have a TODO comment and end with ``return None``?"""
+    source = source_of(func)
+    if not source or "TODO" not in source:
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    body = next((n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    last = body[-1] if body else None
+    return isinstance(last, ast.Return) and (last.value is None or (
+        isinstance(last.value, ast.Constant) and last.value.value is None))
 
 
 # --------------------------------------------------------------------------- calling the student
