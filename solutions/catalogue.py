@@ -938,6 +938,10 @@ _L09 = [
          ]),
 ]
 
+#: Registry entries without a TODO cell of their own, so without a catalogue entry: lesson 09 §5 plugs
+#: the block of exercise 2 into lesson 07's model (tests/test_exercises_capstone_steps.py tests it).
+WITHOUT_TODO = frozenset({"capstone_steps.in_tiny_model"})
+
 EXERCISES: list[dict] = _L01 + _L02 + _L03 + _L04 + _L05 + _L06 + _L07 + _L08 + _L09
 for _entry in EXERCISES:
     _entry.setdefault("context", "")

@@ -85,8 +85,8 @@ def test_reference_passes_and_todo_is_not_done(entry):
 def _name_key(entry: dict) -> str:
     """The exercise's display-name key, as its checker passes it to evaluate."""
     from attnlab.exercises import EXERCISES
-    if entry["key"] in EXERCISES:
-        return EXERCISES[entry["key"]].title
+    if catalogue.registry_key(entry) in EXERCISES:
+        return EXERCISES[catalogue.registry_key(entry)].title
     module, function = entry["evaluate"].split(":")
     source = inspect.getsource(getattr(importlib.import_module(module), function))
     return re.search(r'evaluate\("([a-z0-9_]+\.ex\.[a-z_]+)"', source).group(1)

@@ -136,8 +136,10 @@ def dropout_mistake(ref, x, mask, got, out_eval, seed, p, dropout_ps):
 
 
 # ------------------------------------------------------------------------ probe and judge
-def _dropout_ps(module: nn.Module) -> list[float]:
-    return [float(m.p) for m in call_student(module.modules) if isinstance(m, nn.Dropout)]
+def _module_facts(module: nn.Module) -> dict:
+    """{"state": {name: shape}, "dropout": the p of every nn.Dropout in it}."""
+    return {"state": state_shapes(module),
+            "dropout": [float(m.p) for m in call_student(module.modules) if isinstance(m, nn.Dropout)]}
 
 
 def _attention_kind(module: nn.Module) -> str:
@@ -159,16 +161,14 @@ def probe_block(cls, *, seed: int) -> dict:
         if failure is not None:
             results["build"] = failure
             return results
-        results[f"names{nf:d}"] = names = attempt(state_shapes, student)
+        results[f"names{nf:d}"] = names = attempt(_module_facts, student)
         results[f"attention{nf:d}"] = _attention_kind(student)
         if "value" not in names:
             return results
         load(student, {block_rename(k): v for k, v in reference_block(seed, nf).state_dict().items()})
-        results[f"dropout{nf:d}"] = attempt(_dropout_ps, student)
         call_student(student.eval)
         with torch.no_grad():
-            if results[f"attention{nf:d}"]:
-                results[f"sublayer{nf:d}"] = attempt(student.attention, x.clone(), mask=mask)
+            results[f"sublayer{nf:d}"] = attempt(lambda h: student.attention(h, mask=mask), x.clone())
             for run in ("eval0", "eval1"):
                 results[f"{run}.{nf:d}"] = attempt(student, x.clone(), mask=mask)
             call_student(student.train)
@@ -197,8 +197,6 @@ def _sublayer_error(error: dict):
 def sublayer_wrong(results: dict, key: str, ref, x, mask) -> bool:
     """The block's attention sublayer (the student's class of exercise 1, with attnlab's weights)
     differs from attnlab's on self-attention: every block mistake would then be a guess."""
-    if key not in results:
-        return False
     got = value_of(results, key, errors=_sublayer_error)      # exercise 1's error, as it is, when it raises
     got = got[0] if isinstance(got, (tuple, list)) and got else got
     return not _close(got, ref.attention(x, mask=mask)[0])
@@ -212,7 +210,11 @@ def judge_block(results: dict, *, seed: int):
     for nf in (False, True):
         ref = reference_block(seed, nf)
         wanted = {block_rename(k): v for k, v in ref.state_dict().items()}
-        bad = mismatched(value_of(results, f"names{nf:d}"), wanted)
+        facts = value_of(results, f"names{nf:d}")
+        if not isinstance(facts, dict) or not isinstance(facts.get("dropout"), list) \
+                or not all(isinstance(q, float) for q in facts["dropout"]):
+            raise Verdict(False, "ex.no_result")
+        bad = mismatched(facts.get("state"), wanted)
         if bad and results.get(f"attention{nf:d}") == "own" and all(k.startswith("attention.") for k in bad):
             return False, "capstone.hint.attention_first", {}     # exercise 1 not done, or other names
         if bad:
@@ -227,9 +229,7 @@ def judge_block(results: dict, *, seed: int):
             if not _close(out, expected):
                 return block_mistake(ref, x, mask, out, expected, nf)
             got = _output(results, f"train.{nf:d}", x.shape)
-            ps = value_of(results, f"dropout{nf:d}")
-            mistake = dropout_mistake(ref, x, mask, got, out, train_seed(seed, nf), p,
-                                      ps if isinstance(ps, list) else [])
+            mistake = dropout_mistake(ref, x, mask, got, out, train_seed(seed, nf), p, facts["dropout"])
         if mistake:
             return mistake
     return True, "capstone.ok.block", {}
