@@ -53,10 +53,10 @@ def _load(model, data) -> None:
     model.load_state_dict({k: v.float() for k, v in state.items()})
 
 
-def tiny_from(data):
+def reversal_from(data):
     """Lesson 07's model rebuilt from ``model_data``, in eval mode (a Verdict for junk)."""
-    from .. import tiny
-    model = tiny.TinyTransformer(_config(tiny.TinyConfig, data))
+    from .. import reversal
+    model = reversal.TinyTransformer(_config(reversal.TinyConfig, data))
     _load(model, data)
     return model.eval()
 
@@ -72,8 +72,8 @@ def translator_from(data):
 def checkpoint_data(lesson: str, lang: str = "vi") -> dict:
     """The package checkpoint of lesson "07" or "08" (in ``lang``) as ``model_data``: what a grader
     puts in ``results["model"]``, as the assignments load it."""
-    from .. import tiny, translator
-    model = tiny.load_pretrained() if lesson == "07" else translator.load_pretrained(lang)
+    from .. import reversal, translator
+    model = reversal.load_pretrained() if lesson == "07" else translator.load_pretrained(lang)
     return model_data(model)
 
 

@@ -29,7 +29,7 @@ import torch.nn as nn
 from ..masks import causal_mask
 from ._common import (Draw, Exercise, Feedback, Msg, Verdict, attempt, call_student, evaluate_exercise, is_tensor,
                       judging, printing, value_of)
-from ._models import finite_float, model_data, tiny_from
+from ._models import finite_float, model_data, reversal_from
 from .capstone_block import block_mistake, block_rename
 from .capstone_mha import _close, build, load, mismatched, state_shapes
 
@@ -222,15 +222,15 @@ HELD = 64                                            # held-out rows whose logit
 
 
 def _held():
-    from .. import tiny
-    return tiny.heldout()[:HELD, :-1]
+    from .. import reversal
+    return reversal.heldout()[:HELD, :-1]
 
 
 def probe_in_tiny_model(cls, model=None, *, seed: int) -> dict:
     """The student's blocks with the checkpoint's weights: each one's attention sublayer and output on a
     probe input (at the model's sizes), then the whole model's logits and accuracy with them."""
-    from .. import tiny
-    ref = (tiny.load_pretrained() if model is None else copy.deepcopy(model)).cpu().float().eval()
+    from .. import reversal
+    ref = (reversal.load_pretrained() if model is None else copy.deepcopy(model)).cpu().float().eval()
     c = ref.config
     results: dict = {"model": model_data(ref)}
     x = Draw(seed, "capstone_steps.tiny").randn(2, 5, c.d_model)
@@ -258,7 +258,7 @@ def probe_in_tiny_model(cls, model=None, *, seed: int) -> dict:
     mine.blocks = nn.ModuleList(blocks)
     with torch.no_grad():
         results["logits"] = attempt(lambda ids: mine(ids)[0], _held())
-        results["accuracy"] = attempt(tiny.accuracy, mine)
+        results["accuracy"] = attempt(reversal.accuracy, mine)
     return results
 
 
@@ -276,9 +276,9 @@ def _not_done(results: dict) -> None:
 
 @judging
 def judge_in_tiny_model(results: dict, *, seed: int):
-    from .. import tiny
+    from .. import reversal
     _not_done(results)
-    ref = tiny_from(results.get("model"))
+    ref = reversal_from(results.get("model"))
     c = ref.config
     sizes = _tiny_sizes(c)
     if "build" in results:                          # the block (or its attention) cannot be built at these sizes
@@ -316,7 +316,7 @@ def judge_in_tiny_model(results: dict, *, seed: int):
         held = _held()
         logits = value_of(results, "logits")
         accuracy = finite_float(value_of(results, "accuracy"))
-        acc_ref = tiny.accuracy(ref)
+        acc_ref = reversal.accuracy(ref)
         fields = {"mine": 100 * (accuracy if accuracy is not None else 0.0), "ref": 100 * acc_ref}
         if not _close(logits, ref(held)[0], 1e-4) or accuracy is None or abs(accuracy - acc_ref) > 0.002:
             return False, "capstone_steps.hint.tiny_differs", fields
