@@ -680,7 +680,7 @@ _L07 = [
              _w("start hard-coded at 8, padding dropped", "l07.hint.mask_fixed", """
                 def my_loss_mask(inputs, targets):
                     t = torch.arange(inputs.shape[1])
-                    return (t >= 8).expand_as(inputs) & (targets != tiny.PAD)"""),
+                    return (t >= 8).expand_as(inputs) & (targets != reversal.PAD)"""),
          ]),
     dict(key="l07.forward", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_forward", names=("my_forward",),
          args=("my_forward", "model"), context=_TINY_MODEL, reference=_FORWARD,
