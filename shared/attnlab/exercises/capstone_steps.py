@@ -233,7 +233,7 @@ def probe_in_tiny_model(cls, model=None, *, seed: int) -> dict:
     ref = (reversal.load_pretrained() if model is None else copy.deepcopy(model)).cpu().float().eval()
     c = ref.config
     results: dict = {"model": model_data(ref)}
-    x = Draw(seed, "capstone_steps.tiny").randn(2, 5, c.d_model)
+    x = Draw(seed, "capstone_steps.in_tiny_model").randn(2, 5, c.d_model)
     mask = causal_mask(5)
     blocks = []
     for i, block in enumerate(ref.blocks):
@@ -287,7 +287,7 @@ def judge_in_tiny_model(results: dict, *, seed: int):
         value_of(results, "build", errors=lambda error: (False, "capstone_steps.hint.tiny_attention", sizes)
                  if in_attention else (False, "capstone_steps.hint.tiny_error",
                                        {**sizes, "error": error["type"], "message": error["message"]}))
-    x = Draw(seed, "capstone_steps.tiny").randn(2, 5, c.d_model)
+    x = Draw(seed, "capstone_steps.in_tiny_model").randn(2, 5, c.d_model)
     mask = causal_mask(5)
 
     def at_these_sizes(key, hint):

@@ -28,7 +28,7 @@ N_CONFIGS = 5
 def param_configs(seed: int) -> list[tuple[int, int, int]]:
     """Five (d_model, num_heads, d_ff), drawn from ``seed``: heads 2-12 (never 1, where a count per
     head is the same), d_k odd and even, d_ff never 4 * d_model (where assuming it is harmless)."""
-    d = Draw(seed, "l06.params")
+    d = Draw(seed, "l06.block_params")
     configs = [(512, 8, 2048)]                               # the paper's base model: one familiar figure
     while len(configs) < N_CONFIGS:
         h, d_k = d.int(2, 12), d.int(3, 96)
@@ -321,7 +321,7 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
     more than twice max_len, so a crop to a fixed length shows), a single token.
     Each batch is drawn again until every row tells the mistakes apart: the first position's argmax
     and the first max_len tokens' argmax both differ from the right token."""
-    d = Draw(seed, "l06.greedy")
+    d = Draw(seed, "l06.greedy_step")
     V, m = d.int(9, 15), d.choice((4, 5, 7, 8, 9))
     model = ToyLM(V, m, seed=d.int(0, 10 ** 6))
     B = d.int(2, 3)

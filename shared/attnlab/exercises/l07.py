@@ -28,6 +28,7 @@ from ._common import (Draw, Exercise, Feedback, Verdict, attempt, evaluate_exerc
                       printing, raises, to_data, value_of)
 from ._common import shape as _shape
 from ._models import model_data, reversal_from
+from ._typed import numpy_returned, typed_attempt
 
 
 def _first(mask: torch.Tensor) -> dict:
@@ -44,7 +45,7 @@ def loss_mask_cases(seed: int) -> list[torch.Tensor]:
     held = reversal.heldout()
     rows = held[d.perm(len(held))[:d.choice([n for n in range(24, 49) if n != held.shape[1] - 1])]]
     cases = [rows]
-    for low, high in ((1, d.int(6, 10)), (2, d.int(3, 5))):
+    for low, high in ((1, d.int(8, 10)), (2, d.int(3, 5))):          # every length 1..8 (the lesson says so)
         config = reversal.TinyConfig(min_len=low, max_len=high)
         B = d.choice([n for n in range(20, 41) if n != 2 * high])
         cases.append(reversal.make_batch(B, d.g, config))
@@ -55,7 +56,7 @@ def probe_loss_mask(fn, *, seed: int) -> dict:
     results = {}
     for i, ids in enumerate(loss_mask_cases(seed)):
         inputs, targets = reversal.split(ids)
-        results[f"case{i}"] = outcome = attempt(fn, inputs.clone(), targets.clone())
+        results[f"case{i}"] = outcome = typed_attempt(fn, inputs.clone(), targets.clone())
         if "value" not in outcome or outcome["value"] is None:
             break
     return results
@@ -72,8 +73,8 @@ def judge_loss_mask(results: dict, *, seed: int):
     for i, ids in enumerate(loss_mask_cases(seed)):
         inputs, targets = reversal.split(ids)
         got = value_of(results, f"case{i}")
-        if not is_tensor(got):
-            return False, "l07.hint.not_tensor", {"got": kind(got)}
+        if not is_tensor(got) or numpy_returned(results, f"case{i}"):
+            return False, "l07.hint.not_tensor", {"got": "ndarray" if is_tensor(got) else kind(got)}
         B, T = inputs.shape
         if tuple(got.shape) != (B, T):
             key = "l07.hint.mask_shape_full" if tuple(got.shape) == tuple(ids.shape) else "l07.hint.mask_shape"
@@ -164,7 +165,7 @@ def probe_forward(fn, model, *, seed: int) -> dict:
         log: list = []
         probe.blocks = nn.ModuleList(_Spy(b.block if isinstance(b, _Spy) else b, log) for b in probe.blocks)
         with torch.no_grad():
-            results[f"case{i}"] = outcome = attempt(fn, probe, ids.clone())
+            results[f"case{i}"] = outcome = typed_attempt(fn, probe, ids.clone())
             results[f"masks{i}"] = list(log)
             changed = ids.clone()
             j = ids.shape[1] // 2
@@ -266,8 +267,8 @@ def judge_forward(results: dict, *, seed: int):
         got = value_of(results, f"case{i}", errors=_forward_errors(masks, B, T))
         if isinstance(got, tuple):
             return False, "l07.hint.fwd_tuple", {}
-        if not is_tensor(got) or not got.is_floating_point():
-            return False, "l07.hint.not_tensor", {"got": kind(got)}
+        if not is_tensor(got) or not got.is_floating_point() or numpy_returned(results, f"case{i}"):
+            return False, "l07.hint.not_tensor", {"got": "ndarray" if is_tensor(got) else kind(got)}
         expected = (B, T, ref.config.vocab_size)
         if tuple(got.shape) != expected:
             return False, "l07.hint.fwd_shape", {"got": _shape(got.shape), "expected": _shape(expected)}

@@ -1,0 +1,42 @@
+"""``attempt`` that also records the type of what the student's code returned (``"returned"``:
+"Tensor", "ndarray", "tuple of (Tensor, ndarray, Tensor)", ...), since ``to_data`` turns a numpy
+array into a tensor and the judge must still tell a student who returned numpy that a tensor is
+asked for. The untouched TODO is recognised on the student's own function, as ``attempt`` does.
+"""
+from __future__ import annotations
+
+from ._common import attempt, untouched
+
+
+def type_name(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__} of ({', '.join(type(v).__name__ for v in value[:8])})"
+    return type(value).__name__
+
+
+def typed_attempt(fn, *args, **kwargs) -> dict:
+    """``attempt(fn, *args, **kwargs)`` plus ``"returned"``: the type name of the returned value."""
+    if untouched(fn):
+        return attempt(fn, *args, **kwargs)
+    seen: list[str] = []
+
+    def run(*a, **k):
+        result = fn(*a, **k)
+        seen.append(type_name(result))
+        return result
+
+    outcome = attempt(run, *args, **kwargs)
+    if seen:
+        outcome["returned"] = seen[-1]
+    return outcome
+
+
+def returned(results: dict, key: str) -> str:
+    """The type name recorded for ``results[key]`` ("" when none was)."""
+    outcome = results.get(key)
+    value = outcome.get("returned") if isinstance(outcome, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def numpy_returned(results: dict, key: str) -> bool:
+    return "ndarray" in returned(results, key)
