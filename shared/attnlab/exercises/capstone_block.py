@@ -22,7 +22,7 @@ from ..masks import causal_mask
 from ._common import (Draw, Exercise, Feedback, Verdict, attempt, call_student, evaluate_exercise, is_tensor, judging,
                       raises, seeded, value_of)
 from ._common import max_diff
-from .capstone_mha import _close, build, built, load, mismatched, state_shapes
+from .capstone_weights import _close, build, built, load, mismatched, state_shapes
 
 BLOCK_NAMES = ("attention", "norm1", "norm2", "linear1", "linear2")
 
