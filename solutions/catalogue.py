@@ -239,6 +239,33 @@ _L02 = [
                 def my_split_heads(x, num_heads):
                     B, T, D = x.shape
                     return x.view(B, T, D // num_heads, num_heads).permute(0, 3, 1, 2)"""),
+             _w("d_k hard-coded (the lesson's 4)", "l02.hint.hard_coded", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads, 4).transpose(1, 2)"""),
+             _w("last axis not d_k", "l02.hint.wrong_dk", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, D // num_heads, num_heads).transpose(1, 2)"""),
+             _w("a list of heads", "l02.hint.not_tensor", """
+                def my_split_heads(x, num_heads):
+                    return list(x.chunk(num_heads, dim=-1))"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    heads = x.view(B, T, num_heads, D // num_heads).transpose(1, 2)"""),
+             _w("unrelated values", "l02.hint.values", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.flip(1).view(B, T, num_heads, D // num_heads).transpose(1, 2)"""),
+             _w("reshape to (B, T, H, d_k) with a float d_k", "l02.hint.float_size", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.reshape(B, T, num_heads, D / num_heads).transpose(1, 2)"""),
+             _w("sizes that do not fit", "l02.hint.bad_sizes", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads + 1, D // num_heads).transpose(1, 2)"""),
          ]),
     dict(key="l02.merge_heads", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_merge_heads",
          names=("my_merge_heads",), reference=_src(l02.merge_heads, alias={"my_merge_heads": "merge_heads"}),
@@ -261,6 +288,14 @@ _L02 = [
              _w("transposed, never merged", "l02.hint.shape", """
                 def my_merge_heads(x):
                     return x.transpose(1, 2)"""),
+             _w("flip of the heads", "l02.hint.values", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.flip(1).transpose(1, 2).reshape(B, T, H * d_k)"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    merged = x.transpose(1, 2).reshape(B, T, H * d_k)"""),
          ]),
     dict(key="l02.mha_size", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_mha_size",
          names=("my_mha_size",), reference=_src(l02.mha_size, alias={"my_mha_size": "mha_size"}),
@@ -292,6 +327,41 @@ _L02 = [
              _w("no divisibility check", "l02.hint.size_divisible", """
                 def my_mha_size(d_model, num_heads):
                     return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("builds the layer (review 2026-12-01b, student: accepted)", "l02.hint.size_built_layer", """
+                def my_mha_size(d_model, num_heads):
+                    layer = attnlab.MultiHeadAttention(d_model, num_heads)
+                    return layer.d_k, sum(p.numel() for p in layer.parameters())"""),
+             _w("builds torch's layer", "l02.hint.size_built_layer", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    layer = nn.MultiheadAttention(d_model, num_heads)
+                    return d_model // num_heads, sum(p.numel() for p in layer.parameters())"""),
+             _w("TypeError instead of ValueError (review 2026-12-01b)", "l02.hint.size_raise_type", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise TypeError("not divisible")
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("None when not divisible", "l02.hint.size_divisible", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        return None
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("d_k written as a number", "l02.hint.size_dk", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return 4, 4 * (d_model * d_model + d_model)"""),
+             _w("one linear layer too many", "l02.hint.size_count", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model // num_heads, 5 * (d_model * d_model + d_model)"""),
+             _w("a dict", "l02.hint.size_format", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return {"d_k": d_model // num_heads, "n": 4 * (d_model * d_model + d_model)}"""),
          ]),
 ]
 

@@ -227,9 +227,9 @@ def opaque(obj) -> dict:
 
 
 def to_data(obj, depth: int = 0):
-    """What the student returned, as plain data: tensors (detached CPU copies, numpy arrays
-    included), numbers, strings, bools, None, and tuples/lists/dicts of those; anything else as
-    ``{"__type__": name}``."""
+    """What the student returned, as plain data: tensors (detached CPU copies), numbers, strings,
+    bools, None, and tuples/lists/dicts of those; a numpy array as ``{"__type__": "ndarray",
+    "data": tensor}``; anything else as ``{"__type__": name}``."""
     if depth > _MAX_DEPTH:
         return opaque(obj)
     if obj is None or isinstance(obj, (bool, str)):
@@ -251,10 +251,13 @@ def to_data(obj, depth: int = 0):
     if isinstance(obj, torch.Size):                                    # pragma: no cover - a tuple
         return tuple(int(s) for s in obj)
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        out = opaque(obj)                      # an ndarray: its type, and its values as a tensor
         try:
-            return torch.from_numpy(obj.copy()) if obj.dtype.kind in "biuf" else opaque(obj)
+            if obj.dtype.kind in "biuf" and obj.size <= _MAX_ELEMENTS:
+                out["data"] = torch.from_numpy(obj.copy())
         except Exception:                                              # noqa: BLE001
-            return opaque(obj)
+            pass
+        return out
     return opaque(obj)
 
 
