@@ -387,6 +387,19 @@ _L03 = [
              _w("rows and columns swapped", "l03.hint.pe_orientation",
                 _changed(_PE, ("    return pe\n", "    return pe.T\n"))),
              _w("base 1000", "l03.hint.pe_base", _changed(_PE, ("math.log(10000.0)", "math.log(1000.0)"))),
+             _w("a list of rows", "l03.hint.not_tensor", _changed(_PE, ("    return pe\n", "    return pe.tolist()\n"))),
+             _w("one extra row", "l03.hint.shape", _changed(_PE, ("    return pe\n", "    return torch.cat([pe, pe[:1]])\n"))),
+             _w("no ln(10000): division by the exponent", "l03.hint.pe_nonfinite",
+                _changed(_PE, ("freq = torch.exp(-two_i * math.log(10000.0) / d_model)", "freq = 1 / (two_i / d_model)"))),
+             _w("multiplied by the frequency's inverse", "l03.hint.pe_frequencies",
+                _changed(_PE, ("freq = torch.exp(-two_i *", "freq = torch.exp(two_i *"))),
+             _w("one value off", "l03.hint.pe_values", _changed(_PE, ("    return pe\n", "    pe[3, 1] += 0.5\n    return pe\n"))),
+             _w("odd columns with 2i+1", "l03.hint.pe_exponent_odd", _changed(_PE, (
+                "pe[:, 1::2] = torch.cos(pos * freq)",
+                "pe[:, 1::2] = torch.cos(pos * torch.exp(-(two_i + 1) * math.log(10000.0) / d_model))"))),
+             _w("2i // d_model (integer division)", "l03.hint.pe_integer",
+                _changed(_PE, ("freq = torch.exp(-two_i * math.log(10000.0) / d_model)",
+                               "freq = torch.exp(-(two_i // d_model) * math.log(10000.0))"))),
          ]),
     dict(key="l03.add_pe", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_add_positional_encoding",
          names=("add_positional_encoding",), reference=_src(l03.add_positional_encoding),
@@ -413,6 +426,18 @@ _L03 = [
              _w("B rows of the table", "l03.hint.add_batch", """
                 def add_positional_encoding(x, pe):
                     return x + pe[:x.shape[0]]"""),
+             _w("the table changed in place", "ex.changed_input", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    pe[:T] += x[0]
+                    return x + pe[:T] - x[0]"""),
+             _w("multiplied", "l03.hint.add_values", """
+                def add_positional_encoding(x, pe):
+                    return x * pe[:x.shape[1]]"""),
+             _w("return forgotten", "ex.returned_none", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    out = x + pe[:T]"""),
          ]),
     dict(key="l03.predict", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_predict_permuted_output",
          names=("predict_permuted_output",), reference=_src(l03.predict_permuted_output),
@@ -432,6 +457,16 @@ _L03 = [
              _w("permuted along the batch", "l03.hint.predict_axis", """
                 def predict_permuted_output(out, perm):
                     return out[perm]"""),
+             _w("out reordered in place", "ex.changed_input", """
+                def predict_permuted_output(out, perm):
+                    out[:] = out[:, perm].clone()
+                    return out"""),
+             _w("scaled", "l03.hint.predict_values", """
+                def predict_permuted_output(out, perm):
+                    return 2 * out[:, perm]"""),
+             _w("pooled over the positions", "l03.hint.shape", """
+                def predict_permuted_output(out, perm):
+                    return out[:, perm].mean(dim=1)"""),
          ]),
 ]
 
