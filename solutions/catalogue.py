@@ -495,6 +495,28 @@ _L04 = [
              _w("float ones and zeros", "l04.hint.dtype", """
                 def my_causal_mask(T):
                     return torch.tril(torch.ones(T, T))[None, None]"""),
+             _w("calls attnlab.causal_mask (review 2026-12-01b, student: accepted)", "ex.forbidden", """
+                def my_causal_mask(T):
+                    return attnlab.causal_mask(T)"""),
+             _w("imports causal_mask", "ex.forbidden", """
+                def my_causal_mask(T):
+                    from attnlab import causal_mask
+                    return causal_mask(T)"""),
+             _w("one 8 x 8 table, sliced (review 2026-12-01b, W5)", "l04.hint.shape", """
+                _M = torch.tril(torch.ones(8, 8, dtype=torch.bool))
+
+                def my_causal_mask(T):
+                    return _M[:T, :T][None, None]"""),
+             _w("a band: only the last 4 keys", "l04.hint.causal_past", """
+                def my_causal_mask(T):
+                    i = torch.arange(T)
+                    return ((i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] < 4))[None, None]"""),
+             _w("the diagonal and one key into the future", "l04.hint.causal_future", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)[None, None]"""),
+             _w("a list", "l04.hint.not_tensor", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None].tolist()"""),
          ]),
     dict(key="l04.padding", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_padding_mask",
          names=("my_padding_mask",), reference=_src(l04.padding_mask, alias={"my_padding_mask": "padding_mask"}),
@@ -514,6 +536,23 @@ _L04 = [
              _w("integers", "l04.hint.dtype", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return (token_ids != pad_id).long()[:, None, None, :]"""),
+             _w("calls attnlab.padding_mask", "ex.forbidden", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return attnlab.padding_mask(token_ids, pad_id)"""),
+             _w("token_ids > pad_id", "l04.hint.pad_values", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids > pad_id)[:, None, None, :]"""),
+             _w("token_ids changed in place", "ex.changed_input", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    token_ids[token_ids == pad_id] = -1
+                    return (token_ids != -1)[:, None, None, :]"""),
+             _w("(B, 1, S, 1) and a shape that fits nothing", "l04.hint.shape", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids != pad_id)[:, None, :]"""),
+             _w("additive float mask", "l04.hint.additive", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    keep = (token_ids != pad_id)[:, None, None, :]
+                    return torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))"""),
          ]),
     dict(key="l04.decoder", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_decoder_mask",
          names=("my_decoder_mask",), reference=_src(l04.decoder_mask, alias={"my_decoder_mask": "decoder_mask"}),
@@ -553,6 +592,24 @@ _L04 = [
                 def my_decoder_mask(token_ids, pad_id=0):
                     B, T = token_ids.shape
                     return (token_ids != pad_id)[:, None, None, :].expand(B, 1, T, T)"""),
+             _w("calls attnlab.decoder_mask", "ex.forbidden", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    return attnlab.decoder_mask(token_ids, pad_id)"""),
+             _w("pad_id ignored (0 hard-coded)", "l04.hint.pad_id", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != 0)[:, None, None, :]"""),
+             _w("no diagonal", "l04.hint.dec_values", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("int mask", "l04.hint.dtype", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return (causal & (token_ids != pad_id)[:, None, None, :]).int()"""),
          ]),
     dict(key="l04.mha", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_mha_mask", names=("my_mha_mask",),
          reference=_src(l04.mha_mask, alias={"my_mha_mask": "mha_mask"}),
@@ -575,6 +632,22 @@ _L04 = [
                 def my_mha_mask(mask, num_heads):
                     B, _, T, S = mask.shape
                     return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).float()"""),
+             _w("an int mask", "l04.hint.mha_dtype", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).int()"""),
+             _w("num_heads hard-coded", "l04.hint.mha_no_heads", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, 4, T, S).reshape(B * 4, T, S)"""),
+             _w("the heads of another sentence", "l04.hint.mha_values", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask.flip(0)).expand(B, num_heads, T, S).reshape(B * num_heads, T, S)"""),
+             _w("a (T, S, B*H) mask", "l04.hint.shape", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).permute(1, 2, 0)"""),
          ]),
 ]
 

@@ -21,7 +21,7 @@ from solutions import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = {catalogue.registry_key(e): e for e in catalogue.EXERCISES}     # by registry key
-SPLIT = sorted(k for k in EXERCISES if k in ENTRIES and not ENTRIES[k]["context"])
+SPLIT = sorted(k for k in EXERCISES if k in ENTRIES and "model" not in ENTRIES[k]["args"])   # (no lesson model)
 
 
 # ------------------------------------------------------------------------ not done vs no return
