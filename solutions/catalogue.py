@@ -680,6 +680,22 @@ _L05 = [
                 def my_post_ln_block(x, attn, ffn, norm1, norm2):
                     x = x + attn(x)
                     return norm2(x + ffn(x))"""),
+             _w("returns (x, None), as the package's block does", "l05.hint.not_tensor", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm2(x + ffn(x)), None"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    x = norm2(x + ffn(x))"""),
+             _w("the last position only", "l05.hint.shape", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm2(x + ffn(x))[:, -1]"""),
+             _w("twice the residual", "l05.hint.generic_block", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(2 * x + attn(x))
+                    return norm2(x + ffn(x))"""),
          ]),
     dict(key="l05.pre_ln", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_pre_ln_block",
          names=("my_pre_ln_block",), reference=_src(l05.pre_ln_block, alias={"my_pre_ln_block": "pre_ln_block"}),
@@ -705,6 +721,15 @@ _L05 = [
              _w("no residual", "l05.hint.no_residual", """
                 def my_pre_ln_block(x, attn, ffn, norm1, norm2):
                     return ffn(norm2(attn(norm1(x))))"""),
+             _w("the residual stream changed in place", "ex.changed_input", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x += attn(norm1(x))
+                    x += ffn(norm2(x))
+                    return x"""),
+             _w("FFN on the block's input", "l05.hint.ffn_input", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    h = x + attn(norm1(x))
+                    return h + ffn(norm2(x))"""),
          ]),
     dict(key="l05.masks", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_masks", names=("leaky_mask", "safe_mask"),
          reference=_src(l05.leaky_mask, l05.safe_mask),
@@ -747,6 +772,30 @@ _L05 = [
 
                 def safe_mask(T):
                     return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("the lesson's T = 10 written as a number", "l05.hint.mask_shape", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(10, 10, dtype=torch.bool))"""),
+             _w("safe mask: each token sees itself only", "l05.hint.safe_too_strict", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.eye(T, dtype=torch.bool)"""),
+             _w("safe mask sees one step ahead", "l05.hint.safe_leaks", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)"""),
+             _w("safe_mask without a return", "ex.returned_none", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
          ]),
 ]
 
