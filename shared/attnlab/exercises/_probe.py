@@ -2,7 +2,7 @@
 sandbox). It draws every input from a seed, calls the student's code, and turns what came back into
 plain data that a judge in another process can read (``_judge``). Re-exported by ``_common``.
 
-    draw = Draw(seed, "l01.softmax")          # sizes and tensors from the seed alone
+    draw = Draw(seed, "l01/softmax")          # sizes and tensors from the seed alone
     outcome = attempt(fn, x)                  # {"value": ...} | {"error": {...}} | {"not_done": True}
 
 Nothing here decides a verdict, and nothing touches torch's global random state.

@@ -29,7 +29,7 @@ _LESSON = (2, 5, 12, 3)   # the lesson's example (B, T, D, H): right there only 
 def _head_cases(seed: int) -> list[tuple[int, int, int, int]]:
     """(B, T, D, H): the lesson's example, then sizes drawn from the seed: B > 1 with B ≠ T, T ≠ H and
     d_k ≠ H (so that every typical mistake shows), B = 1, d_k = 1 and one head; odd and even."""
-    d = Draw(seed, "l02.heads")
+    d = Draw(seed, "l02/heads")
     cases = [_LESSON]
     while len(cases) < 3:
         B, T, H, d_k = d.int(2, 4), d.int(2, 8), d.int(2, 5), d.int(2, 6)
@@ -100,7 +100,7 @@ def _judge_heads(results: dict, seed: int, inputs: Callable, problem: Callable, 
 
 # ------------------------------------------------------------------------------- split_heads
 def _split_input(seed: int, i: int, B: int, T: int, D: int, H: int) -> torch.Tensor:
-    return Draw(seed, f"l02.split/{i}").randn(B, T, D)
+    return Draw(seed, f"l02/split/{i}").randn(B, T, D)
 
 
 def probe_split_heads(fn: Callable, *, seed: int) -> dict:
@@ -149,7 +149,7 @@ check_split_heads = printing(evaluate_split_heads)
 
 # ------------------------------------------------------------------------------- merge_heads
 def _merge_input(seed: int, i: int, B: int, T: int, D: int, H: int) -> torch.Tensor:
-    return Draw(seed, f"l02.merge/{i}").randn(B, T, D).view(B, H, T, D // H)   # contiguous (B, H, T, d_k)
+    return Draw(seed, f"l02/merge/{i}").randn(B, T, D).view(B, H, T, D // H)   # contiguous (B, H, T, d_k)
 
 
 def probe_merge_heads(fn: Callable, *, seed: int) -> dict:
@@ -198,8 +198,8 @@ _LAYERS = frozenset({"MultiHeadAttention", "MultiheadAttention", "Linear", "Tran
 def _size_cases(seed: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(divisible (d_model, h) pairs, pairs that are not divisible), drawn from the seed: one head,
     d_k = 1, odd sizes, a large model, and two pairs with a remainder."""
-    d = Draw(seed, "l02.size")
-    odd_h, odd_dk, h, big_h, d_model = d.choice([3, 5, 7]), d.choice([3, 5, 7, 9]), d.int(2, 16), d.choice([4, 8, 12, 16]), d.int(2, 16)
+    d = Draw(seed, "l02/size")
+    odd_h, odd_dk, h, big_h, d_model = d.choice([3, 5, 7]), d.choice([3, 5, 7, 9]), d.int(2, 16), d.choice([4, 8, 12, 16]), d.int(4, 16)
     good = [(d.int(2, 64), 1), (d_model, d_model), (odd_h * odd_dk, odd_h), (h * d.int(2, 64), h),
             (big_h * d.int(16, 96), big_h)]
     bad = []
@@ -243,13 +243,7 @@ def judge_mha_size(results: dict, *, seed: int) -> Diagnosis:
         if got_dk != d_k:
             return False, "l02.hint.size_dk", {**fields, "got": got_dk}
         if got_n != n:
-            if H > 1 and got_n in (H * n, H * 4 * D * D):
-                return False, "l02.hint.size_scales_h", fields
-            if got_n == 4 * D * D:
-                return False, "l02.hint.size_no_bias", fields
-            if got_n in (3 * (D * D + D), 3 * D * D):
-                return False, "l02.hint.size_no_wo", fields
-            return False, "l02.hint.size_count", {**fields, "got": got_n}
+            return _count_mistake(results, good, i, got_n)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in got):
             return False, "l02.hint.size_int", {**fields, "got": repr(tuple(got))}
     for i, (D, H) in enumerate(bad):
@@ -270,6 +264,31 @@ def judge_mha_size(results: dict, *, seed: int) -> Diagnosis:
     if used:
         return False, "l02.hint.size_built_layer", {"name": used}
     return True, "l02.ok.size", {}
+
+
+# The typical miscounts: (hint, the counts that mistake gives for (d_model, h)).
+_MISCOUNTS = (
+    ("l02.hint.size_scales_h", lambda D, H: {H * 4 * (D * D + D), H * 4 * D * D} if H > 1 else {4 * (D * D + D)}),
+    ("l02.hint.size_no_bias", lambda D, H: {4 * D * D}),
+    ("l02.hint.size_no_wo", lambda D, H: {3 * (D * D + D), 3 * D * D}),
+)
+
+
+def _count_mistake(results: dict, good: list, i: int, got_n) -> Diagnosis:
+    """The miscount that gives ``got_n`` for case ``i`` and the student's counts of the other cases
+    too (for d_model = 3, 4 d² = 3 (d² + d): one case alone cannot tell a forgotten W_O from forgotten biases)."""
+    D, H = good[i]
+    counts = {}
+    for j, (D_j, H_j) in enumerate(good):
+        outcome = results.get(f"case{j}")
+        value = outcome.get("value") if isinstance(outcome, dict) else None
+        if isinstance(value, (tuple, list)) and len(value) == 2 and number(value[1]) is not None:
+            counts[(D_j, H_j)] = number(value[1])
+    matching = [key for key, counts_of in _MISCOUNTS if got_n in counts_of(D, H)]
+    everywhere = [key for key in matching if all(n in dict(_MISCOUNTS)[key](*size) for size, n in counts.items())]
+    if matching:
+        return False, (everywhere or matching)[0], {"d_model": D, "h": H}
+    return False, "l02.hint.size_count", {"d_model": D, "h": H, "got": got_n}
 
 
 SIZE = Exercise("l02.mha_size", "l02.ex.mha_size", ("my_mha_size",), probe_mha_size, judge_mha_size)

@@ -49,7 +49,7 @@ def _pe_cases(seed: int) -> list[tuple[int, int]]:
     """(max_len, d_model), drawn from the seed, never square, d_model even (sin and cos in pairs) and
     none of the bases a student might use by mistake (10, 100, 1000); odd and even max_len, the first
     one even (a table built sideways, (d_model, max_len), is then recognised rather than failing)."""
-    d = Draw(seed, "l03.sinusoidal")
+    d = Draw(seed, "l03/sinusoidal")
     widths = [w for w in range(2, 41, 2) if w not in (10,)]
     cases = [(2 * d.int(3, 10), d.choice([w for w in widths if w >= 6])), (d.int(30, 64), d.choice(widths)),
              (d.int(2, 9), d.choice([w for w in widths if w >= 12])), (d.int(21, 45), d.choice(widths))]
@@ -160,7 +160,7 @@ check_sinusoidal_encoding = printing(evaluate_sinusoidal_encoding)
 def _add_cases(seed: int) -> list[tuple[int, int, int, int]]:
     """(B, T, D, max_len) drawn from the seed: one sentence, B < T (a slice by B shows), the whole
     table used (T = max_len, B ≠ T), and T = 1."""
-    d = Draw(seed, "l03.add_pe")
+    d = Draw(seed, "l03/add_pe")
     cases = []
     T = d.int(3, 7)
     cases.append((1, T, d.choice([8, 10, 12]), T + d.int(3, 12)))          # D > T: pe[:T, :T] cannot broadcast
@@ -174,7 +174,7 @@ def _add_cases(seed: int) -> list[tuple[int, int, int, int]]:
 
 
 def _add_inputs(seed: int, i: int, B: int, T: int, D: int, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
-    return Draw(seed, f"l03.add_pe/{i}").randn(B, T, D), sinusoidal_encoding(max_len, D)
+    return Draw(seed, f"l03/add_pe/{i}").randn(B, T, D), sinusoidal_encoding(max_len, D)
 
 
 def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor) -> tuple[str, dict]:
@@ -240,7 +240,7 @@ check_add_positional_encoding = printing(evaluate_add_positional_encoding)
 def _predict_cases(seed: int) -> list[tuple[int, int, int, int, list[int]]]:
     """(B, T, D, H, perm) drawn from the seed: a permutation that moves every position (so neither
     the unchanged output nor its reverse nor the inverse permutation is right by chance)."""
-    d = Draw(seed, "l03.predict")
+    d = Draw(seed, "l03/predict")
     cases = []
     for B, T in ((d.int(2, 3), d.int(4, 7)), (1, d.int(3, 5)), (d.int(3, 4), d.int(5, 8))):
         while True:
@@ -257,7 +257,7 @@ def _predict_data(seed: int, i: int, B: int, T: int, D: int, H: int, perm: list[
     """The layer's outputs (out, truth) for x and x[:, perm], then the same with positions encoded."""
     with seeded(seed * 7 + i), torch.no_grad():
         mha = MultiHeadAttention(D, H).eval()
-        x = Draw(seed, f"l03.predict/{i}").randn(B, T, D)
+        x = Draw(seed, f"l03/predict/{i}").randn(B, T, D)
         pos = sinusoidal_encoding(T, D)
         out, _ = mha(x)
         truth, _ = mha(x[:, perm])

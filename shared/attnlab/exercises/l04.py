@@ -76,8 +76,8 @@ def _first(mask: torch.Tensor) -> tuple[int, ...]:
 # ---------------------------------------------------------------------------------- causal mask
 def _causal_cases(seed: int) -> list[tuple[int]]:
     """Lengths drawn from the seed: short, 1, and long ones (beyond any small table built once), odd and even."""
-    d = Draw(seed, "l04.causal")
-    return [(d.int(3, 6),), (1,), (2 * d.int(5, 12),), (2 * d.int(6, 20) + 1,), (d.int(2, 8),)]
+    d = Draw(seed, "l04/causal")
+    return [(d.int(3, 6),), (1,), (2 * d.int(9, 20),), (2 * d.int(8, 20) + 1,), (d.int(2, 8),)]
 
 
 def probe_causal_mask(fn: Callable, *, seed: int) -> dict:
@@ -132,7 +132,7 @@ check_causal_mask = printing(evaluate_causal_mask)
 def _padding_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
     """(token_ids, pad_id) drawn from the seed: B ≠ S; B == S (a (B, S) mask would even broadcast,
     wrongly); pad_id ≠ 0 with a real token 0; one sentence; left padding."""
-    d = Draw(seed, "l04.padding")
+    d = Draw(seed, "l04/padding")
     B = d.int(2, 3)
     n = d.int(3, 4)
     pad_id = d.int(1, 9)
@@ -198,7 +198,7 @@ check_padding_mask = printing(evaluate_padding_mask)
 def _decoder_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
     """(token_ids, pad_id) drawn from the seed: left padding first (there masking the rows only
     differs from masking rows and columns), right padding, B == T, pad_id ≠ 0 with a real 0."""
-    d = Draw(seed, "l04.decoder")
+    d = Draw(seed, "l04/decoder")
     n = d.int(3, 4)
     pad_id = d.int(1, 9)
     return [(_token_ids(d, 2, d.int(5, 7), 0, left=True), 0),
@@ -270,7 +270,7 @@ def _mha_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
     """(course decoder mask (B, 1, T, T), num_heads) drawn from the seed: right padding only (no fully
     masked rows: nn.MultiheadAttention's weights path turns those into NaN), B > 1 with different
     padding per sentence (the order of the (sentence, head) matrices matters), one sentence."""
-    d = Draw(seed, "l04.mha")
+    d = Draw(seed, "l04/mha")
     while True:                                        # B·H ≠ T: no axis order of the result fits by chance
         B, T, H = d.int(2, 3), d.int(4, 7), d.int(2, 4)
         if B * H != T:

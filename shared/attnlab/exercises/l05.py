@@ -36,7 +36,7 @@ TOL = 1e-5
 def _cases(seed: int = 0) -> list[tuple[int, int, int, int, int, int]]:
     """(case seed, B, T, d_model, num_heads, d_ff) drawn from the seed: B ≠ T, odd and even T,
     several widths and head counts."""
-    d = Draw(seed, "l05.blocks")
+    d = Draw(seed, "l05/blocks")
     cases = []
     for n, (B, T) in enumerate(((d.int(2, 3), d.int(5, 7)), (1, d.int(3, 8)), (d.int(3, 4), d.int(2, 5)))):
         if B == T:
@@ -229,7 +229,7 @@ check_pre_ln_block = printing(evaluate_pre_ln_block)
 # ------------------------------------------------------------------------- the mask exercise
 def _mask_lengths(seed: int) -> tuple[int, int]:
     """Two lengths drawn from the seed, one even and one odd."""
-    d = Draw(seed, "l05.masks")
+    d = Draw(seed, "l05/masks")
     return 2 * d.int(3, 8), 2 * d.int(2, 7) + 1
 
 
