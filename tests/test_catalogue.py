@@ -175,3 +175,22 @@ def test_block_before_exercise_1_names_exercise_1():
     assert with_torch != BLOCK["reference"]
     got = catalogue.run(BLOCK, with_torch)
     assert (got.ok, got.key) == (False, "capstone.hint.names"), got.text
+
+
+MANY_SEEDS = range(100, 125)
+SPLIT_ENTRIES = [e for e in ENTRIES if catalogue.takes_seed(e) and "model" not in e["args"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", SPLIT_ENTRIES, ids=[e["key"] for e in SPLIT_ENTRIES])
+def test_every_answer_on_many_seeds(entry):
+    """The sizes are drawn per run: the reference passes, and each wrong answer gets exactly its hint,
+    on 25 more seeds (a coincidence of drawn sizes that makes two mistakes look alike shows here)."""
+    failures = []
+    for seed in MANY_SEEDS:
+        for label, source, want in [("reference", entry["reference"], None)] + \
+                [(w["label"], w["source"], w["hint"]) for w in entry["wrong"]]:
+            got = feedback(entry, source, seed=seed)
+            if (got.ok, got.key if want else True) != ((True, True) if want is None else (False, want)):
+                failures.append((seed, label, got.key))
+    assert not failures, failures
