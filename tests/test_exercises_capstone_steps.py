@@ -206,7 +206,7 @@ def test_every_message_has_three_languages():
     for k in keys:
         assert set(CATALOG[k]) >= {"vi", "zh", "en"}
         for lang in ("vi", "zh", "en"):
-            assert t(k, lang, got=(1, 2), want=(1, 2), mine=99.9, ref=99.9, block="…", divisor=2.0, sqrt_dk=2.2, d_k=5,
+            assert t(k, lang, got=(1, 2), want=(1, 2), mine=99.9, ref=99.9, block="…", diff=0.5, divisor=2.0, sqrt_dk=2.2, d_k=5,
                      d_model=32, heads=4, d_ff=128, exercise1="…", exercise2="…", error="E", message="m")
 
 

@@ -388,3 +388,16 @@ def test_the_reference_passes_whatever_the_seed():
         assert l06.evaluate_block_params(sol.block_params, seed=s).ok is True
         assert l06.evaluate_masks(sol.make_masks, seed=s).ok is True
         assert l06.evaluate_greedy_step(sol.greedy_step, seed=s).ok is True
+
+
+def test_masks_keep_the_signatures_default_pad_id():
+    """Mutation testing: a default pad_id other than the exercise's 0 (make_masks(src, tgt, pad_id=0))
+    survived, since every case passed pad_id; the checker now also calls without it."""
+    def default_one(src, tgt, pad_id=1):
+        return sol.make_masks(src, tgt, pad_id)
+
+    def no_default(src, tgt, pad_id):
+        return sol.make_masks(src, tgt, pad_id)
+
+    assert verdicts(l06.check_masks, default_one) == {(False, "l06.masks.default")}
+    assert verdicts(l06.check_masks, no_default) == {(False, "l06.masks.default")}

@@ -18,6 +18,7 @@ from .. import reversal
 from ..masks import causal_mask
 from ._common import (Draw, Exercise, Feedback, Msg, Verdict, attempt, call_student, evaluate_exercise, is_tensor,
                       judging, value_of)
+from ._common import max_diff
 from ._models import finite_float, model_data, reversal_from
 from .capstone_block import block_mistake, block_rename
 from .capstone_weights import _close, build, load, mismatched, state_shapes
@@ -141,8 +142,11 @@ def judge_in_tiny_model(results: dict, *, seed: int):
         accuracy = finite_float(value_of(results, "accuracy"))
         acc_ref = reversal.accuracy(ref)
         fields = {"mine": 100 * (accuracy if accuracy is not None else 0.0), "ref": 100 * acc_ref}
-        if not _close(logits, ref(held)[0], 1e-4) or accuracy is None or abs(accuracy - acc_ref) > 0.002:
-            return False, "capstone_steps.hint.tiny_differs", fields
+        want = ref(held)[0]
+        if not is_tensor(logits) or logits.shape != want.shape or accuracy is None:
+            raise Verdict(False, "ex.no_result")
+        if not _close(logits, want, 1e-4) or abs(accuracy - acc_ref) > 0.002:
+            return False, "capstone_steps.hint.tiny_differs", {**fields, "diff": max_diff(logits, want)}
     return True, "capstone_steps.ok.tiny", fields
 
 IN_TINY_MODEL = Exercise("capstone_steps.in_tiny_model", "capstone_steps.ex.tiny", ("TransformerBlock",),

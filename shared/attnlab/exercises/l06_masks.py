@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ._common import Draw, Exercise, Feedback, Msg, attempt, evaluate_exercise, is_tensor, judging, kind, shape, value_of
+from ._common import (Draw, Exercise, Feedback, Msg, attempt, evaluate_exercise, is_tensor, judging, kind, raises,
+                      shape, value_of)
 
 
 def _stop(outcome: dict) -> bool:
@@ -151,8 +152,16 @@ def probe_masks(fn, *, seed: int) -> dict:
     for i, (src, tgt, pad) in enumerate(mask_cases(seed)):
         results[f"case{i}"] = outcome = attempt(fn, src.clone(), tgt.clone(), pad)
         if _stop(outcome):
-            break
+            return results
+    src, tgt, _ = mask_cases(seed)[0]                                 # pad_id = 0: the signature's default
+    results["default"] = attempt(fn, src.clone(), tgt.clone())
     return results
+
+
+def _default_error(error: dict):
+    if raises(error, "TypeError") and "pad_id" in error["message"]:
+        return False, "l06.masks.default", {}
+    return None
 
 
 @judging
@@ -166,6 +175,11 @@ def judge_masks(results: dict, *, seed: int):
             hint = _diagnose_mask(name_key, mine, want, mistakes)
             if hint is not None:
                 return (False, *hint)
+    src, tgt, pad = mask_cases(seed)[0]
+    got = value_of(results, "default", errors=_default_error)
+    if not isinstance(got, (tuple, list)) or len(got) != 3 \
+            or not all(is_tensor(m) and m.shape == w.shape and torch.equal(m, w) for m, w in zip(got, reference_masks(src, tgt, pad))):
+        return False, "l06.masks.default", {}
     return True, "l06.masks.ok", {}
 
 
