@@ -317,3 +317,21 @@ def test_a_wrong_answer_never_reads_largest_difference_zero(lang):
     feedback = capstone.check_multihead.evaluate(ScoresAsWeights, lang=lang)
     assert feedback.ok is False
     assert "0.0e+00" not in feedback.text and "0,0e+00" not in feedback.text, feedback.text
+
+
+class DefaultPreLN(sol.TransformerBlock):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
+
+
+class DefaultDropout(sol.TransformerBlock):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.3, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
+
+
+@pytest.mark.parametrize("cls", [DefaultPreLN, DefaultDropout])
+def test_block_keeps_the_interfaces_defaults(cls):
+    """Mutation testing: defaults other than the interface's (dropout=0.1, norm_first=False) survived,
+    since the checker always passed both; it now also builds the block with the defaults."""
+    for seed in SEEDS:
+        assert diagnose_block(cls, seed)[:2] == (False, "capstone.hint.block_defaults")

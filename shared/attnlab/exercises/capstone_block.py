@@ -174,6 +174,13 @@ def probe_block(cls, *, seed: int) -> dict:
             call_student(student.train)
             with seeded(train_seed(seed, nf)):
                 results[f"train.{nf:d}"] = attempt(student, x.clone(), mask=mask)
+    default, failure = build(cls, H * d_k, H, d_ff)              # the interface's defaults: dropout=0.1, post-LN
+    if failure is None:
+        load(default, {block_rename(k): v for k, v in reference_block(seed, False).state_dict().items()})
+        call_student(default.eval)
+        with torch.no_grad():
+            results["defaults"] = attempt(lambda: {"dropout": _module_facts(default)["dropout"],
+                                                   "out": call_student(default, x.clone(), mask=mask)})
     return results
 
 
@@ -232,6 +239,14 @@ def judge_block(results: dict, *, seed: int):
             mistake = dropout_mistake(ref, x, mask, got, out, train_seed(seed, nf), p, facts["dropout"])
         if mistake:
             return mistake
+    facts = value_of(results, "defaults")
+    if not isinstance(facts, dict) or not isinstance(facts.get("dropout"), list):
+        raise Verdict(False, "ex.no_result")
+    with torch.no_grad():
+        post_ln = reference_block(seed, False)(x, mask)[0]
+    if any(not isinstance(q, float) or abs(q - 0.1) > 1e-9 for q in facts["dropout"]) \
+            or not _close(facts.get("out"), post_ln):
+        return False, "capstone.hint.block_defaults", {}
     return True, "capstone.ok.block", {}
 
 
