@@ -29,10 +29,13 @@ MHA_NAMES = ("q_proj", "k_proj", "v_proj", "out_proj")
 # ------------------------------------------------------------------------ sizes and cases
 def mha_configs(seed: int) -> list[tuple[int, int, int, int, int]]:
     """Two (B, T, S, heads, d_k): heads and d_k never the lesson's 3 and 4, different from each other
-    (odd and even), B != T, S != T."""
+    (odd and even), B != T, S != T; heads != d_k and d_model = heads * d_k never 4 or 16, so that √d_model
+    is neither d_k nor a number of the lesson (2, 4): a measured divisor names one mistake only."""
     d = Draw(seed, "capstone.multihead")
-    heads = d.sample((2, 4, 5, 6), 2)
-    d_ks = d.sample((2, 3, 5, 6, 7), 2)
+    while True:
+        heads, d_ks = d.sample((2, 4, 5, 6), 2), d.sample((2, 3, 5, 6, 7), 2)
+        if all(H != d_k and H * d_k not in (4, 16) for H, d_k in zip(heads, d_ks)):
+            break
     configs = []
     for H, d_k in zip(heads, d_ks):
         B, T = d.int(2, 3), d.int(4, 7)

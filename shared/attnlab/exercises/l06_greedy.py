@@ -30,10 +30,12 @@ class ToyLM(nn.Module):
         self.register_buffer("pos", torch.randn(max_len, vocab_size, generator=g))
         self.max_len = max_len
         self.seen: list[int] = []
+        self.fed: list[torch.Tensor] = []
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         T = ids.shape[1]
         self.seen.append(int(T))
+        self.fed.append(ids.detach().cpu().clone())
         if T > self.max_len:
             raise ContextTooLong(f"sequence of {T} tokens, but the model has only max_len={self.max_len} positions")
         return self.table[ids] + self.pos[:T]                                        # (B, T, V)
@@ -52,7 +54,7 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
     B = d.int(2, 3)
     batches = []
     for size in [(1, d.int(2, m - 1)), (B, m - 1), (B, m + d.int(2, 4)), (1, 1), (B, 2 * m + 1)]:
-        for _ in range(200):
+        for _ in range(1000):
             ids = d.randint(0, V - 1, size)
             with torch.no_grad():
                 want = model(ids[:, -m:])[:, -1].argmax(-1)
@@ -61,7 +63,7 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
             if size[1] == 1 or (bool((first != want).all()) and (size[1] <= m or bool((front != want).all()))):
                 break
         batches.append(ids)
-    model.seen = []
+    model.seen, model.fed = [], []
     return model, batches
 
 
@@ -77,9 +79,10 @@ def probe_greedy_step(fn, *, seed: int) -> dict:
     m = model.max_len
     results = {}
     for i, ids in enumerate(batches):            # every batch, even after an error: the crops tell apart
-        model.seen = []
+        model.seen, model.fed = [], []
         results[f"case{i}"] = attempt(fn, model, ids.clone(), m)
         results[f"seen{i}"] = list(model.seen)
+        results[f"fed{i}"] = list(model.fed[-4:])                  # what the model read (the last calls)
     return results
 
 
@@ -123,6 +126,10 @@ def judge_greedy_step(results: dict, *, seed: int):
             return False, "l06.greedy.shape", {"got": shape(got.shape), "want": shape((B, T + 1))}
         if not torch.equal(got[:, :T], ids):
             return False, "l06.greedy.changed", {}
+        fed = [f for f in results.get(f"fed{i}", []) if is_tensor(f)] if isinstance(results.get(f"fed{i}"), list) else []
+        if T > m and any(f.shape == (B, m) and torch.equal(f, ids[:, :m]) for f in fed) \
+                and not any(f.shape == (B, m) and torch.equal(f, ids[:, -m:]) for f in fed):
+            return False, "l06.greedy.crop_front", {}               # the model read the first max_len tokens
         new = got[:, -1]
         if torch.equal(new, want[:, -1]):
             continue
