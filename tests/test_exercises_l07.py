@@ -311,3 +311,23 @@ def test_a_2d_mask_is_named_in_the_lessons_language(model, lang):
     feedback = l07.check_forward.evaluate(two_d, model, lang=lang)
     assert (feedback.ok, feedback.key) == (False, "l07.hint.fwd_mask_2d"), feedback.text
     assert "expected 4-D" not in feedback.text
+
+
+def test_results_with_the_model_can_be_saved_and_swapped_for_the_checkpoint(model, tmp_path):
+    """The grader saves the probe's results (the lesson model included: plain tensors) and may put the
+    package checkpoint in results["model"]; the verdicts do not change."""
+    from attnlab.exercises import EXERCISES, _models, load_results, save_results
+    for i, (key, args) in enumerate([("l07.forward", (solutions.forward, model)),
+                                     ("l07.forward", (FORWARD_MISTAKES[7][0], model)),
+                                     ("l07.reversal_head", (model, solutions.reversal_head(model)))]):
+        results = EXERCISES[key].probe(*args, seed=5)
+        want = EXERCISES[key].judge(results, seed=5)
+        results["model"] = _models.checkpoint_data("07")
+        save_results(tmp_path / f"r{i}.pt", results)
+        assert EXERCISES[key].judge(load_results(tmp_path / f"r{i}.pt"), seed=5) == want
+
+
+def test_sizes_of_the_forward_probe_are_drawn_per_run():
+    """B != T in every batch, a T other than the lesson's 16 (review W1: B == T == 16 let T = ids.shape[0] pass)."""
+    shapes = {tuple(ids.shape) for s in range(10) for ids in l07.forward_cases(s)}
+    assert all(B != T for B, T in shapes) and {T for _, T in shapes} - {16} and len(shapes) > 8

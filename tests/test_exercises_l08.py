@@ -210,3 +210,34 @@ def test_aligned_heads_are_the_ones_the_figure_shows(lang):
             assert fields["hits"] == h.hits and fields["word"] == h.miss[0]
         else:                                        # counted from 0: (l + 1, h + 1) is accepted
             assert key == "l08.hint.head_zero" and (h.layer + 1, h.head + 1) in accepted
+
+
+def test_results_with_the_model_travel_to_another_process_and_the_grader_can_swap_the_model(model, tmp_path):
+    """The grader's way: the probe's results (the lesson model included) are saved, loaded in a clean
+    process and judged; ``results["model"]`` replaced by the package checkpoint gives the same verdicts."""
+    import subprocess
+    import sys
+    from attnlab.exercises import EXERCISES, _models, load_results, save_results
+    cases = [("l08.cache_step", (solutions.attend_step, model)), ("l08.aligned_head", (model, l08.figure_heads(model)[0])),
+             ("l08.aligned_head", (model, (1, 1))), ("l08.seven_digits", (model, "A"))]
+    for i, (key, args) in enumerate(cases):
+        results = EXERCISES[key].probe(*args, seed=4)
+        results["model"] = _models.checkpoint_data("08", "vi")
+        save_results(tmp_path / f"r{i}.pt", results)
+        assert EXERCISES[key].judge(load_results(tmp_path / f"r{i}.pt"), seed=4) == EXERCISES[key].judge(results, seed=4)
+    code = ("import sys; from attnlab.exercises import EXERCISES, load_results\n"
+            "for i, key in enumerate(sys.argv[2:]):\n"
+            "    print(EXERCISES[key].judge(load_results(f'{sys.argv[1]}/r{i}.pt'), seed=4)[:2])\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), *(k for k, _ in cases)], capture_output=True,
+                         text=True, timeout=300, check=True).stdout.splitlines()
+    assert out == ["(True, 'l08.ok.cache')", "(True, 'l08.ok.head')", "(False, 'l08.hint.head_zero')",
+                   "(False, 'l08.hint.seven_right_vocab')"]
+
+
+def test_a_hostile_model_in_the_results_is_no_result(model):
+    from attnlab.exercises import EXERCISES
+    results = EXERCISES["l08.aligned_head"].probe(model, (2, 2), seed=0)
+    for bad in (None, {}, {"config": {"lang": "vi"}}, {**results["model"], "state_dict": {}},
+                {**results["model"], "state_dict": {k: v * float("nan") for k, v in results["model"]["state_dict"].items()}},
+                {**results["model"], "config": {**results["model"]["config"], "d_model": 10 ** 6}}):
+        assert EXERCISES["l08.aligned_head"].judge({**results, "model": bad}, seed=0)[:2] == (False, "ex.no_result")
