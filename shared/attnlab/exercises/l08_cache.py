@@ -25,10 +25,13 @@ CACHE_NUMBERS = [7, 21, 105, 1005, 10010, 99999, 24005, 31415]
 
 def cache_cases(seed: int) -> list[tuple[torch.Tensor, ...]]:
     """(q, k_cache, v_cache, k_new, v_new): two sizes with different d_k (never 16, the lesson model's
-    d_k, nor its square root 4) and cache lengths, B != H."""
+    d_k, nor its square root 4) and cache lengths, B != H; t + 1 != d_k, so that the weights (B, H, 1,
+    t + 1) returned instead of the output (B, H, 1, d_k) show by their shape."""
     d = Draw(seed, "l08.cache_step")
-    cases = []
-    for d_k, t in zip(d.sample((3, 5, 6, 7, 8, 12), 2), d.sample(range(2, 8), 2)):
+    cases, lengths = [], []
+    for d_k in d.sample((3, 5, 6, 7, 8, 12), 2):
+        t = d.choice([n for n in range(2, 8) if n + 1 != d_k and n not in lengths])
+        lengths.append(t)
         B, H = d.sample((1, 2, 3, 5), 2)
         q, k_new, v_new = (d.randn(B, H, 1, d_k) for _ in range(3))
         k_cache, v_cache = d.randn(B, H, t, d_k), d.randn(B, H, t, d_k)
