@@ -92,6 +92,10 @@ def _name_key(entry: dict) -> str:
     return re.search(r'evaluate\("([a-z0-9_]+\.ex\.[a-z_]+)"', source).group(1)
 
 
+#: A wrong answer's message never reads "largest difference 0" (review 2026-12-01b, hint 7).
+SELF_CONTRADICTION = re.compile(r"(?<![\d.,])0[.,]0+e[+-]00\b|difference 0(?![.,]\d*[1-9])\b")
+
+
 @pytest.mark.parametrize("entry, wrong", WRONG, ids=[f"{e['key']}:{w['label']}" for e, w in WRONG])
 def test_wrong_solution_gets_its_hint(entry, wrong):
     """On every seed: sizes are drawn per run, so a wrong answer must be caught, and named, on each."""
@@ -99,6 +103,7 @@ def test_wrong_solution_gets_its_hint(entry, wrong):
         got = feedback(entry, wrong["source"], seed=seed)
         assert (got.ok, got.key) == (False, wrong["hint"]), (seed, got.text)
         assert got.text.startswith("❌") and fixed_text(wrong["hint"]) in got.text
+        assert not SELF_CONTRADICTION.search(got.text), (seed, got.text)     # "differs (largest difference 0)"
 
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
