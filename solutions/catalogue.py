@@ -536,6 +536,12 @@ _L04 = [
              _w("integers", "l04.hint.dtype", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return (token_ids != pad_id).long()[:, None, None, :]"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_padding_mask(token_ids, pad_id):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_padding_mask(token_ids, pad_id=1):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
              _w("calls attnlab.padding_mask", "ex.forbidden", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return attnlab.padding_mask(token_ids, pad_id)"""),
@@ -592,6 +598,16 @@ _L04 = [
                 def my_decoder_mask(token_ids, pad_id=0):
                     B, T = token_ids.shape
                     return (token_ids != pad_id)[:, None, None, :].expand(B, 1, T, T)"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_decoder_mask(token_ids, pad_id):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_decoder_mask(token_ids, pad_id=1):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
              _w("calls attnlab.decoder_mask", "ex.forbidden", """
                 def my_decoder_mask(token_ids, pad_id=0):
                     return attnlab.decoder_mask(token_ids, pad_id)"""),

@@ -21,7 +21,7 @@ import torch
 
 from ..masks import causal_mask, decoder_mask, padding_mask
 from ._common import (Diagnosis, Draw, Exercise, Feedback, attempt, changed_inputs, evaluate_exercise,
-                      forbidden_use, is_tensor, judging, kind, printing, references, source_of, value_of)
+                      forbidden_use, is_tensor, judging, kind, printing, raises, references, source_of, value_of)
 from ._common import shape as _shape
 
 __all__ = ["check_causal_mask", "evaluate_causal_mask", "check_padding_mask", "evaluate_padding_mask",
@@ -53,6 +53,16 @@ def _probe_cases(fn: Callable, cases: list, *, forbidden: bool = True) -> dict:
         if outcome.get("value") is None:
             break
     return results
+
+
+def _default_pad(function: str):
+    """An ``errors`` hook: a function called without pad_id that fails for want of it lost the
+    default ``pad_id=0`` of the exercise's signature."""
+    def errors(error):
+        if raises(error, "TypeError") and "missing 1 required positional argument" in error["message"]:
+            return False, "l04.hint.pad_default", {"function": function}
+        return None
+    return errors
 
 
 def _forbidden(results: dict, name: str) -> Diagnosis | None:
@@ -131,25 +141,41 @@ check_causal_mask = printing(evaluate_causal_mask)
 # ------------------------------------------------------------------------------- padding mask
 def _padding_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
     """(token_ids, pad_id) drawn from the seed: B ≠ S; B == S (a (B, S) mask would even broadcast,
-    wrongly); pad_id ≠ 0 with a real token 0; one sentence; left padding."""
+    wrongly), called without pad_id (its default, 0); pad_id ≠ 0 with a real token 0; one sentence;
+    left padding."""
     d = Draw(seed, "l04/padding")
     B = d.int(2, 3)
     n = d.int(3, 4)
     pad_id = d.int(1, 9)
     return [(_token_ids(d, B, d.int(B + 2, 7), 0), 0),
-            (_token_ids(d, n, n, 0), 0),
+            (_token_ids(d, n, n, 0), _DEFAULT),
             (_token_ids(d, 2, d.int(4, 6), pad_id, real_zero=True), pad_id),
             (_token_ids(d, 1, d.int(4, 8), d.int(1, 9)), None),
             (_token_ids(d, d.int(2, 3), d.int(5, 7), 0, left=True), 0)]
 
 
+_DEFAULT = "default"       # a case that calls fn(token_ids) alone: the exercise's default pad_id=0
+
+
 def _with_pad(cases: list) -> list[tuple[torch.Tensor, int]]:
-    """The one-sentence case pads with its own id (the id that occurs at its end)."""
-    return [(ids, int(ids[0, -1]) if pad is None else pad) for ids, pad in cases]
+    """(token_ids, pad_id): the one-sentence case pads with its own id (the id at its end); a
+    ``_DEFAULT`` case pads with 0, the default of the exercise's signature."""
+    return [(ids, 0 if pad == _DEFAULT else int(ids[0, -1]) if pad is None else pad) for ids, pad in cases]
+
+
+def _by_default(cases: list) -> list[bool]:
+    """Which cases call the function without pad_id."""
+    return [marker == _DEFAULT for _, marker in cases]
+
+
+def _arguments(cases: list) -> list[tuple]:
+    """What the probe passes: (token_ids, pad_id), or (token_ids,) alone for a ``_DEFAULT`` case."""
+    return [(ids,) if marker == _DEFAULT else (ids, pad_id)
+            for (ids, pad_id), (_, marker) in zip(_with_pad(cases), cases)]
 
 
 def probe_padding_mask(fn: Callable, *, seed: int) -> dict:
-    return _probe_cases(fn, _with_pad(_padding_cases(seed)))
+    return _probe_cases(fn, _arguments(_padding_cases(seed)))
 
 
 @judging
@@ -157,7 +183,7 @@ def judge_padding_mask(results: dict, *, seed: int) -> Diagnosis:
     for i, (token_ids, pad_id) in enumerate(_with_pad(_padding_cases(seed))):
         B, S = token_ids.shape
         expected = padding_mask(token_ids, pad_id)                        # (B, 1, 1, S)
-        got = value_of(results, f"case{i}")
+        got = value_of(results, f"case{i}", errors=_default_pad("my_padding_mask"))
         if not is_tensor(got):
             return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
@@ -171,6 +197,8 @@ def judge_padding_mask(results: dict, *, seed: int) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_padding_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_padding_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.pad_inverted", {}
             if pad_id != 0 and torch.equal(m, padding_mask(token_ids, 0)):
@@ -197,19 +225,20 @@ check_padding_mask = printing(evaluate_padding_mask)
 # ------------------------------------------------------------------------------- decoder mask
 def _decoder_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
     """(token_ids, pad_id) drawn from the seed: left padding first (there masking the rows only
-    differs from masking rows and columns), right padding, B == T, pad_id ≠ 0 with a real 0."""
+    differs from masking rows and columns), right padding, B == T called without pad_id (its default,
+    0), pad_id ≠ 0 with a real 0, one sentence."""
     d = Draw(seed, "l04/decoder")
     n = d.int(3, 4)
     pad_id = d.int(1, 9)
     return [(_token_ids(d, 2, d.int(5, 7), 0, left=True), 0),
             (_token_ids(d, d.int(2, 3), d.int(5, 8), 0), 0),
-            (_token_ids(d, n, n, 0), 0),
+            (_token_ids(d, n, n, 0), _DEFAULT),
             (_token_ids(d, 2, d.int(4, 6), pad_id, real_zero=True), pad_id),
             (_token_ids(d, 1, d.int(5, 9), d.int(1, 9)), None)]
 
 
 def probe_decoder_mask(fn: Callable, *, seed: int) -> dict:
-    return _probe_cases(fn, _with_pad(_decoder_cases(seed)))
+    return _probe_cases(fn, _arguments(_decoder_cases(seed)))
 
 
 @judging
@@ -218,7 +247,7 @@ def judge_decoder_mask(results: dict, *, seed: int) -> Diagnosis:
         B, T = token_ids.shape
         expected = decoder_mask(token_ids, pad_id)                        # (B, 1, T, T)
         causal, padding = causal_mask(T), padding_mask(token_ids, pad_id)
-        got = value_of(results, f"case{i}")
+        got = value_of(results, f"case{i}", errors=_default_pad("my_decoder_mask"))
         if not is_tensor(got):
             return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
@@ -230,6 +259,8 @@ def judge_decoder_mask(results: dict, *, seed: int) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_decoder_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_decoder_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.dec_inverted", {}
             if torch.equal(m, (causal | padding).expand_as(m)):
