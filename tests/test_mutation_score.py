@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import linecache
 import os
 import sys
 import types
@@ -94,7 +95,9 @@ def test_a_fresh_run_gets_the_stored_status(key, name, mutated_modules, monkeypa
     module_name, _, mutant = name.rpartition(".")
     short = module_name.split(".", 1)[1]
     module = types.ModuleType(module_name)
-    exec(compile(mutated_modules[short].code, f"<mutated {module_name}>", "exec"), module.__dict__)  # noqa: S102
+    code, filename = mutated_modules[short].code, f"<mutated {module_name}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)   # the source, as in a file
+    exec(compile(code, filename, "exec"), module.__dict__)                            # noqa: S102
     _, names, *_ = targets.TARGETS[key]
     objects = tuple(getattr(module, n) for n in names)
     monkeypatch.setitem(sys.modules, module_name, module)

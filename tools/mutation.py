@@ -133,16 +133,18 @@ def report(check: bool = False) -> int:
 
 
 def table(by_exercise: dict, equivalent: dict) -> str:
+    sys.path.insert(0, str(ROOT))
+    from solutions import targets
     rows = ["| exercise | mutants | killed | equivalent (explained) | not killed, not explained | score |",
             "|---|---:|---:|---:|---:|---:|"]
     total = [0, 0, 0, 0]
-    for key in sorted(by_exercise):
-        mutants = by_exercise[key]
+    for key in sorted(set(by_exercise) | set(targets.TARGETS)):
+        mutants = by_exercise.get(key, {})
         n = len(mutants)
         killed = sum(m["status"] in KILLED for m in mutants.values())
         eq = sum(name in equivalent.get(key, {}) for name, m in mutants.items() if m["status"] == "survived")
         bad = n - killed - eq
-        score = f"{100 * killed / (n - eq):.0f} %" if n - eq else "—"
+        score = f"{100 * killed / (n - eq):.0f} %" if n - eq else "— (no mutant)" if not n else "—"
         rows.append(f"| `{key}` | {n} | {killed} | {eq} | {bad} | {score} |")
         total = [total[0] + n, total[1] + killed, total[2] + eq, total[3] + bad]
     n, killed, eq, bad = total

@@ -194,8 +194,8 @@ def forbidden_use(results: dict, forbidden: frozenset[str] | set[str]) -> str | 
             if not isinstance(ref, str):
                 continue
             last = ref.rsplit(".", 1)[-1]
-            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) or not parsed):
-                hits.add(last)
+            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) if "." in ref else not parsed):
+                hits.add(last)                # a package function by its qualified name; a bare name: no source
     return min(hits) if hits else None
 
 
