@@ -78,7 +78,7 @@ def collect() -> dict[str, dict]:
         key = exercise(name)
         if key is None:
             continue
-        entry = {"status": st}
+        entry = {"status": "killed" if st in KILLED else st}          # (a timeout kills too: stored as killed)
         if st == "survived":
             entry["diff"] = diff(name)
         by_exercise.setdefault(key, {})[name] = entry
