@@ -1,5 +1,5 @@
 """Helpers shared by the exercise-checker tests."""
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 #: The probes' seeds the tests use: every verdict must hold on each (sizes are drawn from the seed).
 SEEDS = (0, 1, 2, 3, 11)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.i18n import CATALOG, t
+from attnlab.course.i18n import CATALOG, t
 from exercise_checks import SEEDS
 from solutions import catalogue
 

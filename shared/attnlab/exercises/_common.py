@@ -29,7 +29,7 @@ from typing import Callable
 
 import torch
 
-from ..i18n import t
+from ..course.i18n import t
 from ._judge import (Diagnosis, Verdict, as_tensor, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
                      is_tensor, judging, kind, load_results, number, outcome_of, raises, save_results,
                      student_error, value_of)
