@@ -200,7 +200,8 @@ def _hint_keys(module) -> set[str]:
     """Every message key the checkers of ``module`` can give for a wrong answer: the lesson's keys and
     the ``ex.*`` keys named in its source (its verdicts ``*.ok*``, titles and discussions aside)."""
     lesson = module.__name__.rsplit(".", 1)[1]
-    source = inspect.getsource(module)
+    parts = sorted(Path(module.__file__).parent.glob(f"{lesson}_*.py"))      # its helper modules (l01_attention)
+    source = inspect.getsource(module) + "".join(p.read_text(encoding="utf-8") for p in parts)
     keys = set(re.findall(r'"((?:%s|ex)\.[a-z0-9_.]+)"' % lesson, source))
     keys -= set(re.findall(r'Msg\("([a-z0-9_.]+)"\)', source))            # a part of another message
     return {k for k in keys if k in CATALOG and not any(p in k for p in _NOT_HINTS)

@@ -81,7 +81,7 @@ def raises(error: dict | None, kind: str) -> bool:
 
 def student_error(error: dict) -> Verdict:
     """The generic verdict on a student's exception: its likely cause first where one is known."""
-    from ._common import CAUSE_KEYS
+    from ._errors import CAUSE_KEYS
     fields = {"error": error["type"], "message": error["message"]}
     if error["cause"] in CAUSE_KEYS:
         return Verdict(False, error["cause"], **fields)
