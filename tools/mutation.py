@@ -10,8 +10,9 @@ exercise (solutions/targets.py), and
 * exits 1 when a survivor is not listed, with its reason, in solutions/equivalent_mutants.json
   (or a listed one no longer survives): every survivor is killed by a better probe or explained.
 
-    python tools/mutation.py            # run mutmut, then report
+    python tools/mutation.py            # run mutmut, then report (writes the results and the table)
     python tools/mutation.py --report   # report on the last run (mutants/), without running
+    python tools/mutation.py --check    # run mutmut; exit 1 unless the stored results and table are what it gives (CI)
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,7 @@ RESULTS = ROOT / "solutions" / "mutation_results.json"
 EQUIVALENT = ROOT / "solutions" / "equivalent_mutants.json"
 DOC = ROOT / "docs" / "checkers.md"
 BEGIN, END = "<!-- mutation-table: begin (tools/mutation.py writes it) -->", "<!-- mutation-table: end -->"
+KILLED = ("killed", "timeout", "segfault")   # mutmut's statuses of a mutant its test rejected (a timeout too)
 NAME = re.compile(r"^solutions\.(?P<module>[a-z0-9_]+)\.x(?:_|ǁ(?P<cls>[A-Za-z0-9_]+)ǁ)(?P<func>[A-Za-z0-9_]+?)__mutmut_\d+$")
 
 
@@ -68,47 +71,80 @@ def diff(name: str) -> str:
     return "\n".join(line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
-def report() -> int:
-    status = statuses()
+def collect() -> dict[str, dict]:
+    """The last run's mutants of the targets, by exercise: {key: {mutant: {"status", "diff"?}}}."""
     by_exercise: dict[str, dict] = {}
-    for name, st in sorted(status.items()):
+    for name, st in sorted(statuses().items()):
         key = exercise(name)
         if key is None:
             continue
-        entry = {"status": st}
-        if st != "killed":
+        entry = {"status": "killed" if st in KILLED else st}          # (a timeout kills too: stored as killed)
+        if st == "survived":
             entry["diff"] = diff(name)
         by_exercise.setdefault(key, {})[name] = entry
-    RESULTS.write_text(json.dumps(by_exercise, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    equivalent = json.loads(EQUIVALENT.read_text(encoding="utf-8"))
-    problems = []
+    return by_exercise
+
+
+def problems(by_exercise: dict, equivalent: dict) -> list[str]:
+    """Every survivor not explained, and every explanation that no longer fits a survivor."""
+    out = []
     for key, mutants in by_exercise.items():
         listed = equivalent.get(key, {})
         for name, entry in mutants.items():
-            if entry["status"] != "killed" and name not in listed:
-                problems.append(f"{name} ({key}) {entry['status']}, not explained:\n{entry['diff']}")
+            if entry["status"] == "survived" and name not in listed:
+                out.append(f"{name} ({key}) {entry['status']}, not explained:\n{entry.get('diff', '')}")
+            elif entry["status"] not in KILLED + ("survived",):
+                out.append(f"{name} ({key}): status {entry['status']!r} (its test did not run on it)")
         for name, why in listed.items():
-            if name not in mutants or mutants[name]["status"] == "killed":
-                problems.append(f"{name} ({key}) is listed as equivalent but was killed (or is gone): delete it")
-            elif not why.get("reason") or why.get("diff") != mutants[name]["diff"]:
-                problems.append(f"{name} ({key}): the listed diff or reason does not match this mutant")
-    write_table(by_exercise, equivalent)
-    for p in problems:
+            if name not in mutants or mutants[name]["status"] != "survived":
+                out.append(f"{name} ({key}) is listed as equivalent but was killed (or is gone): delete it")
+            elif not why.get("reason") or why.get("diff") != mutants[name].get("diff"):
+                out.append(f"{name} ({key}): the listed diff or reason does not match this mutant")
+    return out
+
+
+def report(check: bool = False) -> int:
+    by_exercise = collect()
+    equivalent = json.loads(EQUIVALENT.read_text(encoding="utf-8"))
+    found = problems(by_exercise, equivalent)
+    if check:
+        stored = json.loads(RESULTS.read_text(encoding="utf-8"))
+        if stored != by_exercise:
+            changed = sorted({n for k in set(stored) | set(by_exercise) for n in
+                              set(stored.get(k, {})).symmetric_difference(by_exercise.get(k, {}))} |
+                             {n for k in by_exercise for n, e in by_exercise[k].items()
+                              if stored.get(k, {}).get(n) not in (None, e)})
+            found.append(f"solutions/mutation_results.json is not what this run gives ({len(changed)} mutants "
+                         f"differ, e.g. {changed[:5]}): run `make mutation` and commit")
+        text = DOC.read_text(encoding="utf-8")
+        if text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip() != table(by_exercise, equivalent):
+            found.append("the table in docs/checkers.md is not this run's: run `make mutation` and commit")
+    else:
+        RESULTS.write_text(json.dumps(by_exercise, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                           encoding="utf-8")
+        write_table(by_exercise, equivalent)
+    for p in found:
         print(p, file=sys.stderr)
-    return 1 if problems else 0
+    killed = sum(m["status"] in KILLED for ms in by_exercise.values() for m in ms.values())
+    total = sum(len(ms) for ms in by_exercise.values())
+    print(f"mutation: {total} mutants of {len(by_exercise)} exercises, {killed} killed, "
+          f"{total - killed} not killed; {len(found)} problem(s)")
+    return 1 if found else 0
 
 
 def table(by_exercise: dict, equivalent: dict) -> str:
+    sys.path.insert(0, str(ROOT))
+    from solutions import targets
     rows = ["| exercise | mutants | killed | equivalent (explained) | not killed, not explained | score |",
             "|---|---:|---:|---:|---:|---:|"]
     total = [0, 0, 0, 0]
-    for key in sorted(by_exercise):
-        mutants = by_exercise[key]
+    for key in sorted(set(by_exercise) | set(targets.TARGETS)):
+        mutants = by_exercise.get(key, {})
         n = len(mutants)
-        killed = sum(m["status"] == "killed" for m in mutants.values())
-        eq = sum(name in equivalent.get(key, {}) for name, m in mutants.items() if m["status"] != "killed")
+        killed = sum(m["status"] in KILLED for m in mutants.values())
+        eq = sum(name in equivalent.get(key, {}) for name, m in mutants.items() if m["status"] == "survived")
         bad = n - killed - eq
-        score = f"{100 * killed / (n - eq):.0f} %" if n - eq else "—"
+        score = f"{100 * killed / (n - eq):.0f} %" if n - eq else "— (no mutant)" if not n else "—"
         rows.append(f"| `{key}` | {n} | {killed} | {eq} | {bad} | {score} |")
         total = [total[0] + n, total[1] + killed, total[2] + eq, total[3] + bad]
     n, killed, eq, bad = total
@@ -125,10 +161,14 @@ def write_table(by_exercise: dict, equivalent: dict) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", action="store_true", help="report on the last run without running mutmut")
+    parser.add_argument("--check", action="store_true", help="compare with the stored results instead of writing them")
     args = parser.parse_args()
     if not args.report:
+        # A fresh run: mutmut caches results by the mutated functions and the tests, but the checkers
+        # (the code that decides) live outside its tree, so a cached verdict could be stale.
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
         mutmut("run", check=False)
-    return report()
+    return report(check=args.check)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ from typing import Callable
 
 import torch
 
-_STUDENT = "_attnlab_raised_by_student"
+from ._errors import error_data, mark_student, raised_by_student  # noqa: F401  (re-exported)
+
 _MAX_ELEMENTS = 4_000_000          # a returned tensor larger than this is recorded by its shape only
 _MAX_DEPTH = 6
 
@@ -142,19 +143,6 @@ def _todo_template(func) -> bool:
 
 
 # --------------------------------------------------------------------------- calling the student
-def mark_student(err: BaseException) -> BaseException:
-    """Mark ``err`` as raised inside the student's code (``evaluate`` then blames the student)."""
-    try:
-        setattr(err, _STUDENT, True)
-    except (AttributeError, TypeError):      # pragma: no cover - exceptions without a __dict__
-        pass
-    return err
-
-
-def raised_by_student(err: BaseException) -> bool:
-    return bool(getattr(err, _STUDENT, False))
-
-
 def call_student(fn: Callable, *args, **kwargs):
     """Call the student's function (or class, or module). NotDone while it is the untouched TODO
     (or returns ``...``); ReturnedNone when written but returning None. An exception raised inside
@@ -173,14 +161,6 @@ def call_student(fn: Callable, *args, **kwargs):
     if result is None:
         raise ReturnedNone
     return result
-
-
-def error_data(err: BaseException) -> dict:
-    """A student's exception as plain data: its type, the names of its classes, the first line."""
-    from ._common import error_cause
-    text = str(err)
-    return {"type": type(err).__name__, "types": [c.__name__ for c in type(err).__mro__],
-            "message": text.splitlines()[0][:300] if text else "", "cause": error_cause(err)}
 
 
 def attempt(fn: Callable, *args, **kwargs) -> dict:

@@ -10,7 +10,6 @@ recognises the typical mistakes and prints a hint for them, never the solution.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import torch
@@ -20,6 +19,7 @@ from ..positional import sinusoidal_encoding
 from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, as_tensor, attempt, changed_inputs,
                       evaluate_exercise, judging, kind, printing, raises, seeded, value_of)
 from ._common import shape as _shape
+from .l03_table import diagnose_table as _diagnose_pe, first_wrong as _first_wrong
 
 
 _TOL = 1e-4  # students may build the table in float32
@@ -54,65 +54,6 @@ def _pe_cases(seed: int) -> list[tuple[int, int]]:
     cases = [(2 * d.int(3, 10), d.choice([w for w in widths if w >= 6])), (d.int(30, 64), d.choice(widths)),
              (d.int(2, 9), d.choice([w for w in widths if w >= 12])), (d.int(21, 45), d.choice(widths))]
     return [(L, D + 2 if L == D else D) for L, D in cases]
-
-
-def _pe_variant(max_len: int, d_model: int, *, exponent: str = "2i", base: float = 10000.0,
-                swap: bool = False, halves: bool = False, start: int = 0) -> torch.Tensor:
-    """The table with one deliberate mistake, to recognise what a student wrote.
-
-    exponent: "2i" (right), "i" (pair number), "column" (odd columns use 2i+1), "zero" (integer division).
-    """
-    pos = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
-    pair = torch.arange(d_model // 2, dtype=torch.float64)
-    even = {"2i": 2 * pair, "i": pair, "column": 2 * pair, "zero": 0 * pair}[exponent] / d_model
-    odd = (2 * pair + 1) / d_model if exponent == "column" else even
-    sin, cos = torch.sin(pos / base ** even), torch.cos(pos / base ** odd)
-    if halves:                                                  # torch.cat([sin, cos], dim=-1)
-        return torch.cat((cos, sin) if swap else (sin, cos), dim=-1)
-    pe = torch.empty(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2], pe[:, 1::2] = (cos, sin) if swap else (sin, cos)
-    return pe
-
-
-_PE_MISTAKES = (
-    ({"swap": True}, "l03.hint.pe_sin_cos"),
-    ({"exponent": "i"}, "l03.hint.pe_exponent_i"),
-    ({"exponent": "column"}, "l03.hint.pe_exponent_odd"),
-    ({"exponent": "zero"}, "l03.hint.pe_integer"),
-    ({"halves": True}, "l03.hint.pe_halves"),
-    ({"halves": True, "swap": True}, "l03.hint.pe_halves"),
-    ({"start": 1}, "l03.hint.pe_start"),
-)
-
-
-def _pe_bases(d_model: int):
-    return ((math.e, "e"), (10.0, "10"), (100.0, "100"), (1000.0, "1000"), (float(d_model), "d_model"),
-            (1e5, "100000"))
-
-
-def _diagnose_pe(pe: torch.Tensor, max_len: int, d_model: int) -> tuple[str, dict]:
-    for kwargs, hint in _PE_MISTAKES:
-        if _close(pe, _pe_variant(max_len, d_model, **kwargs)):
-            return hint, {}
-    for base, name in _pe_bases(d_model):
-        if _close(pe, _pe_variant(max_len, d_model, base=base)):
-            return "l03.hint.pe_base", {"base": name}
-    pos = torch.arange(max_len, dtype=torch.float64)
-    first = pe[:, :2].double()
-    if _close(first, torch.stack([torch.cos(pos), torch.sin(pos)], 1)):
-        return "l03.hint.pe_sin_cos", {}
-    if _close(first, torch.stack([torch.sin(pos), torch.cos(pos)], 1)):
-        return "l03.hint.pe_frequencies", {}
-    return "l03.hint.pe_values", _first_wrong(pe, max_len, d_model)
-
-
-def _first_wrong(pe: torch.Tensor, max_len: int, d_model: int) -> dict:
-    """Where the table first differs from the reference (it does differ: the caller checked)."""
-    ref = sinusoidal_encoding(max_len, d_model, dtype=torch.float64)
-    wrong = (~((pe.to(torch.complex128) - ref).abs() <= _TOL)).nonzero() if pe.is_complex() else \
-        (~((pe.double() - ref).abs() <= _TOL)).nonzero()
-    pos, col = wrong[0].tolist() if len(wrong) else (0, 0)              # (a complex table: its type is wrong)
-    return {"pos": pos, "col": col, "max_len": max_len, "d_model": d_model}
 
 
 def probe_sinusoidal_encoding(fn: Callable, *, seed: int) -> dict:

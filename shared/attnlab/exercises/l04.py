@@ -20,29 +20,18 @@ from typing import Callable
 import torch
 
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ._common import (Diagnosis, Draw, Exercise, Feedback, attempt, changed_inputs, evaluate_exercise,
-                      forbidden_use, is_tensor, judging, kind, printing, references, source_of, value_of)
+from ._common import (Diagnosis, Exercise, Feedback, attempt, changed_inputs, evaluate_exercise,
+                      forbidden_use, is_tensor, judging, kind, printing, raises, references, source_of, value_of)
 from ._common import shape as _shape
+from .l04_inputs import arguments as _arguments, by_default as _by_default, causal_cases as _causal_cases
+from .l04_inputs import decoder_cases as _decoder_cases, mha_cases as _mha_cases, padding_cases as _padding_cases
+from .l04_inputs import with_pad as _with_pad
 
 __all__ = ["check_causal_mask", "evaluate_causal_mask", "check_padding_mask", "evaluate_padding_mask",
            "check_decoder_mask", "evaluate_decoder_mask", "check_mha_mask", "evaluate_mha_mask", "EXERCISES"]
 
 def _ids(token_ids: torch.Tensor) -> str:
     return str(token_ids.tolist())
-
-
-def _token_ids(d: Draw, B: int, S: int, pad_id: int, *, left: bool = False, real_zero: bool = False) -> torch.Tensor:
-    """(B, S) token ids: sentence 0 padded (at least one pad), the last one not padded (B > 1), the
-    others drawn; real tokens never equal pad_id, and with ``real_zero`` a real token 0 (pad_id ≠ 0:
-    a fixed 0 in place of pad_id shows). ``left``: padding before the tokens."""
-    rows = []
-    for b in range(B):
-        n_pad = d.int(1, S - 1) if b == 0 else (0 if b == B - 1 and B > 1 else d.int(0, S - 1))
-        real = [d.choice([v for v in range(10) if v != pad_id]) for _ in range(S - n_pad)]
-        if real_zero and b == 0:
-            real[-1] = 0
-        rows.append([pad_id] * n_pad + real if left else real + [pad_id] * n_pad)
-    return torch.tensor(rows)
 
 
 def _probe_cases(fn: Callable, cases: list, *, forbidden: bool = True) -> dict:
@@ -53,6 +42,16 @@ def _probe_cases(fn: Callable, cases: list, *, forbidden: bool = True) -> dict:
         if outcome.get("value") is None:
             break
     return results
+
+
+def _default_pad(function: str):
+    """An ``errors`` hook: a function called without pad_id that fails for want of it lost the
+    default ``pad_id=0`` of the exercise's signature."""
+    def errors(error):
+        if raises(error, "TypeError") and "missing 1 required positional argument" in error["message"]:
+            return False, "l04.hint.pad_default", {"function": function}
+        return None
+    return errors
 
 
 def _forbidden(results: dict, name: str) -> Diagnosis | None:
@@ -74,12 +73,6 @@ def _first(mask: torch.Tensor) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------------------------- causal mask
-def _causal_cases(seed: int) -> list[tuple[int]]:
-    """Lengths drawn from the seed: short, 1, and long ones (beyond any small table built once), odd and even."""
-    d = Draw(seed, "l04/causal")
-    return [(d.int(3, 6),), (1,), (2 * d.int(9, 20),), (2 * d.int(8, 20) + 1,), (d.int(2, 8),)]
-
-
 def probe_causal_mask(fn: Callable, *, seed: int) -> dict:
     return _probe_cases(fn, _causal_cases(seed))
 
@@ -129,27 +122,8 @@ check_causal_mask = printing(evaluate_causal_mask)
 
 
 # ------------------------------------------------------------------------------- padding mask
-def _padding_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
-    """(token_ids, pad_id) drawn from the seed: B ≠ S; B == S (a (B, S) mask would even broadcast,
-    wrongly); pad_id ≠ 0 with a real token 0; one sentence; left padding."""
-    d = Draw(seed, "l04/padding")
-    B = d.int(2, 3)
-    n = d.int(3, 4)
-    pad_id = d.int(1, 9)
-    return [(_token_ids(d, B, d.int(B + 2, 7), 0), 0),
-            (_token_ids(d, n, n, 0), 0),
-            (_token_ids(d, 2, d.int(4, 6), pad_id, real_zero=True), pad_id),
-            (_token_ids(d, 1, d.int(4, 8), d.int(1, 9)), None),
-            (_token_ids(d, d.int(2, 3), d.int(5, 7), 0, left=True), 0)]
-
-
-def _with_pad(cases: list) -> list[tuple[torch.Tensor, int]]:
-    """The one-sentence case pads with its own id (the id that occurs at its end)."""
-    return [(ids, int(ids[0, -1]) if pad is None else pad) for ids, pad in cases]
-
-
 def probe_padding_mask(fn: Callable, *, seed: int) -> dict:
-    return _probe_cases(fn, _with_pad(_padding_cases(seed)))
+    return _probe_cases(fn, _arguments(_padding_cases(seed)))
 
 
 @judging
@@ -157,7 +131,7 @@ def judge_padding_mask(results: dict, *, seed: int) -> Diagnosis:
     for i, (token_ids, pad_id) in enumerate(_with_pad(_padding_cases(seed))):
         B, S = token_ids.shape
         expected = padding_mask(token_ids, pad_id)                        # (B, 1, 1, S)
-        got = value_of(results, f"case{i}")
+        got = value_of(results, f"case{i}", errors=_default_pad("my_padding_mask"))
         if not is_tensor(got):
             return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
@@ -171,6 +145,8 @@ def judge_padding_mask(results: dict, *, seed: int) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_padding_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_padding_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.pad_inverted", {}
             if pad_id != 0 and torch.equal(m, padding_mask(token_ids, 0)):
@@ -195,21 +171,8 @@ check_padding_mask = printing(evaluate_padding_mask)
 
 
 # ------------------------------------------------------------------------------- decoder mask
-def _decoder_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
-    """(token_ids, pad_id) drawn from the seed: left padding first (there masking the rows only
-    differs from masking rows and columns), right padding, B == T, pad_id ≠ 0 with a real 0."""
-    d = Draw(seed, "l04/decoder")
-    n = d.int(3, 4)
-    pad_id = d.int(1, 9)
-    return [(_token_ids(d, 2, d.int(5, 7), 0, left=True), 0),
-            (_token_ids(d, d.int(2, 3), d.int(5, 8), 0), 0),
-            (_token_ids(d, n, n, 0), 0),
-            (_token_ids(d, 2, d.int(4, 6), pad_id, real_zero=True), pad_id),
-            (_token_ids(d, 1, d.int(5, 9), d.int(1, 9)), None)]
-
-
 def probe_decoder_mask(fn: Callable, *, seed: int) -> dict:
-    return _probe_cases(fn, _with_pad(_decoder_cases(seed)))
+    return _probe_cases(fn, _arguments(_decoder_cases(seed)))
 
 
 @judging
@@ -218,7 +181,7 @@ def judge_decoder_mask(results: dict, *, seed: int) -> Diagnosis:
         B, T = token_ids.shape
         expected = decoder_mask(token_ids, pad_id)                        # (B, 1, T, T)
         causal, padding = causal_mask(T), padding_mask(token_ids, pad_id)
-        got = value_of(results, f"case{i}")
+        got = value_of(results, f"case{i}", errors=_default_pad("my_decoder_mask"))
         if not is_tensor(got):
             return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
@@ -230,6 +193,8 @@ def judge_decoder_mask(results: dict, *, seed: int) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_decoder_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_decoder_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.dec_inverted", {}
             if torch.equal(m, (causal | padding).expand_as(m)):
@@ -266,20 +231,6 @@ check_decoder_mask = printing(evaluate_decoder_mask)
 
 
 # ------------------------------------------------------------------- nn.MultiheadAttention mask
-def _mha_cases(seed: int) -> list[tuple[torch.Tensor, int]]:
-    """(course decoder mask (B, 1, T, T), num_heads) drawn from the seed: right padding only (no fully
-    masked rows: nn.MultiheadAttention's weights path turns those into NaN), B > 1 with different
-    padding per sentence (the order of the (sentence, head) matrices matters), one sentence."""
-    d = Draw(seed, "l04/mha")
-    while True:                                        # B·H ≠ T: no axis order of the result fits by chance
-        B, T, H = d.int(2, 3), d.int(4, 7), d.int(2, 4)
-        if B * H != T:
-            break
-    cases = [(_token_ids(d, B, T, 0), H), (_token_ids(d, 3, 3, 0), 2),
-             (_token_ids(d, 1, d.int(4, 7), 0), d.int(2, 5)), (_token_ids(d, 4, d.int(4, 6), 0), d.int(2, 3))]
-    return [(decoder_mask(ids), H) for ids, H in cases]
-
-
 def probe_mha_mask(fn: Callable, *, seed: int) -> dict:
     return _probe_cases(fn, _mha_cases(seed), forbidden=False)
 
