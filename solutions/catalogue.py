@@ -871,6 +871,16 @@ _L06 = [
              _w("a string", "l06.params.not_int", """
                 def block_params(d_model, num_heads, d_ff):
                     return str(4 * (d_model * d_model + d_model) + 2 * d_model * d_ff + d_ff + d_model + 4 * d_model)"""),
+             _w("biases forgotten", "l06.params.no_bias", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 4 * d_model * d_model + 2 * d_model * d_ff + 4 * d_model"""),
+             _w("d_ff assumed to be 4 d_model", "l06.params.dff", """
+                def block_params(d_model, num_heads, d_ff):
+                    d_ff = 4 * d_model
+                    return 4 * (d_model * d_model + d_model) + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model) + 4 * d_model"""),
+             _w("one parameter too many", "l06.params.off", """
+                def block_params(d_model, num_heads, d_ff):
+                    return 4 * (d_model * d_model + d_model) + (d_model * d_ff + d_ff) + (d_ff * d_model + d_model) + 4 * d_model + 1"""),
          ]),
     dict(key="l06.masks", lesson=L06, evaluate="attnlab.exercises.l06:evaluate_masks", names=("make_masks",),
          reference=_MASKS,
@@ -892,6 +902,29 @@ _L06 = [
                 _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)",
                                   "cross = (tgt_ids != pad_id)[:, None, :, None].expand(B, 1, T, S)"))),
              _w("two masks", "l06.masks.not_three", _changed(_MASKS, ("return enc, dec, cross", "return enc, dec"))),
+             _w("decoder without the diagonal", "l06.masks.dec_diag",
+                _changed(_MASKS, ("dec = attnlab.decoder_mask(tgt_ids, pad_id)",
+                                  "dec = attnlab.decoder_mask(tgt_ids, pad_id) & torch.ones(T, T, dtype=torch.bool).tril(-1)"))),
+             _w("decoder with the upper triangle", "l06.masks.dec_upper",
+                _changed(_MASKS, ("dec = attnlab.decoder_mask(tgt_ids, pad_id)",
+                                  "dec = attnlab.padding_mask(tgt_ids, pad_id).expand(B, 1, T, T) & torch.ones(T, T, dtype=torch.bool).triu()"))),
+             _w("another default pad_id", "l06.masks.default", _changed(_MASKS, ("pad_id: int = 0", "pad_id: int = 1"))),
+             _w("encoder mask inverted", "l06.masks.inverted",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = ~src_keys.expand(B, 1, S, S)"))),
+             _w("no padding mask in the encoder", "l06.masks.no_pad",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = torch.ones(B, 1, S, S, dtype=torch.bool)"))),
+             _w("a float encoder mask", "l06.masks.not_bool",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = src_keys.expand(B, 1, S, S).float()"))),
+             _w("padding at id 0 whatever pad_id", "l06.masks.pad_id",
+                _changed(_MASKS, ("src_keys = attnlab.padding_mask(src_ids, pad_id)", "src_keys = attnlab.padding_mask(src_ids, 0)"))),
+             _w("padding queries masked instead of keys", "l06.masks.pad_rows",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = (src_ids != pad_id)[:, None, :, None].expand(B, 1, S, S)"))),
+             _w("padding queries masked too", "l06.masks.pad_rows_too",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = src_keys.expand(B, 1, S, S) & (src_ids != pad_id)[:, None, :, None]"))),
+             _w("cross mask without its head axis", "l06.masks.shape",
+                _changed(_MASKS, ("cross = src_keys.expand(B, 1, T, S)", "cross = src_keys.expand(B, 1, T, S)[:, 0]"))),
+             _w("the first query of the encoder sees nothing", "l06.masks.wrong",
+                _changed(_MASKS, ("enc = src_keys.expand(B, 1, S, S)", "enc = src_keys.expand(B, 1, S, S).clone()\n    enc[:, :, 0, :] = False"))),
          ]),
     dict(key="l06.greedy", lesson=L06, evaluate="attnlab.exercises.l06:evaluate_greedy_step", names=("greedy_step",),
          reference=_GREEDY,
@@ -915,6 +948,14 @@ _L06 = [
                 _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids[:, -(max_len - 1):])"))),
              _w("max_len hard-coded as 6", "l06.greedy.crop_length",
                 _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids[:, -6:])"))),
+             _w("the new token in front", "l06.greedy.changed",
+                _changed(_GREEDY, ("return torch.cat([ids, next_id], dim=1)", "return torch.cat([next_id, ids], dim=1)"))),
+             _w("a list returned", "l06.greedy.not_tensor",
+                _changed(_GREEDY, ("return torch.cat([ids, next_id], dim=1)", "return torch.cat([ids, next_id], dim=1).tolist()"))),
+             _w("argmax over the batch axis", "l06.greedy.shape", _changed(_GREEDY, ("argmax(dim=-1, keepdim=True)", "argmax(dim=0, keepdim=True)"))),
+             _w("the largest value, not its index", "l06.greedy.values",
+                _changed(_GREEDY, ("argmax(dim=-1, keepdim=True)", "max(dim=-1, keepdim=True).values"))),
+             _w("argmin", "l06.greedy.wrong", _changed(_GREEDY, ("argmax(dim=-1, keepdim=True)", "argmin(dim=-1, keepdim=True)"))),
          ]),
 ]
 
@@ -953,6 +994,26 @@ _L07 = [
                 def my_loss_mask(inputs, targets):
                     t = torch.arange(inputs.shape[1])
                     return (t >= 8).expand_as(inputs) & (targets != reversal.PAD)"""),
+             _w("source digits counted too", "l07.hint.mask_source", """
+                def my_loss_mask(inputs, targets):
+                    return targets != reversal.PAD"""),
+             _w("one target position left out", "l07.hint.mask_missing", """
+                def my_loss_mask(inputs, targets):
+                    keep = (torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)
+                    return keep & (torch.arange(inputs.shape[1]) != 10)"""),
+             _w("one flag per row", "l07.hint.mask_shape", """
+                def my_loss_mask(inputs, targets):
+                    return ((torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)).any(1)"""),
+             _w("the shape of the full rows", "l07.hint.mask_shape_full", """
+                def my_loss_mask(inputs, targets):
+                    keep = (torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)
+                    return torch.cat([keep, keep[:, -1:]], dim=1)"""),
+             _w("an integer mask", "l07.hint.mask_dtype", """
+                def my_loss_mask(inputs, targets):
+                    return ((torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)).long()"""),
+             _w("a list returned", "l07.hint.not_tensor", """
+                def my_loss_mask(inputs, targets):
+                    return ((torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)).tolist()"""),
          ]),
     dict(key="l07.forward", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_forward", names=("my_forward",),
          args=("my_forward", "model"), context=_TINY_MODEL, reference=_FORWARD,
@@ -980,6 +1041,15 @@ _L07 = [
                                     "& (torch.arange(T)[:, None] - torch.arange(T)[None, :] < 8))[None, None]"))),
              _w("a 2-D (T, T) mask", "l07.hint.fwd_mask_2d",
                 _changed(_FORWARD, ("causal_mask(T, device=ids.device)", "torch.ones(T, T, dtype=torch.bool).tril()"))),
+             _w("the mask in the first block only", "l07.hint.fwd_leak",
+                _changed(_FORWARD, ("    for block in model.blocks:\n        x, _ = block(x, mask=mask)",
+                                    "    for i, block in enumerate(model.blocks):\n        x, _ = block(x, mask=mask if i == 0 else None)"))),
+             _w("the last position only", "l07.hint.fwd_shape",
+                _changed(_FORWARD, ("return model.head(model.norm(x))", "return model.head(model.norm(x))[:, -1]"))),
+             _w("positions added twice", "l07.hint.fwd_values",
+                _changed(_FORWARD, ("x = model.pos(model.embed(ids))", "x = model.pos(model.pos(model.embed(ids)))"))),
+             _w("numpy returned", "l07.hint.not_tensor",
+                _changed(_FORWARD, ("return model.head(model.norm(x))", "return model.head(model.norm(x)).detach().numpy()"))),
          ]),
     dict(key="l07.head", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_reversal_head", names=("my_head",),
          args=("model", "my_head"), context=_TINY_MODEL,
@@ -991,6 +1061,14 @@ _L07 = [
              _w("counted from 0, inside the range", "l07.hint.head_zero_based",
                 _src(l07.reversal_head) + "\nmy_head = tuple(i - 1 for i in reversal_head(model))\n"),
              _w("no such layer", "l07.hint.head_range", "my_head = (3, 1)"),
+             _w("a head of the last layer that does not look at the mirror", "l07.hint.head_other", """
+                import copy
+                model = copy.deepcopy(model)                     # the lesson's model with its head (2, 1) flattened
+                with torch.no_grad():
+                    d_k = model.config.d_model // model.config.num_heads
+                    model.blocks[1].attention.q_proj.weight[:d_k] = 0
+                    model.blocks[1].attention.q_proj.bias[:d_k] = 0
+                my_head = (2, 1)"""),
              _w("a string", "l07.hint.head_format", 'my_head = "2, 1"'),
          ]),
 ]
@@ -1036,6 +1114,17 @@ _L08 = [
                         k_cache, v_cache = k_new, v_new
                     out = torch.softmax(q @ k_cache.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v_cache
                     return out, torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)"""),
+             _w("only the new key and value attended", "l08.hint.cache_ignored",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v",
+                                 "return torch.softmax(q @ k_new.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v_new, k, v"))),
+             _w("the value cache reversed", "l08.hint.cache_kv",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1) @ v, k, v.flip(2)"))),
+             _w("numpy returned for the keys", "l08.hint.cache_return",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1) @ v, k.numpy(), v"))),
+             _w("the position axis squeezed out", "l08.hint.cache_shape",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return (torch.softmax(scores, dim=-1) @ v).squeeze(2), k, v"))),
+             _w("the keys used as values", "l08.hint.cache_values",
+                _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1) @ k, k, v"))),
          ]),
     dict(key="l08.head", lesson=L08, evaluate="attnlab.exercises.l08:evaluate_aligned_head", names=("my_head",),
          args=("model", "my_head"), context=_TR, reference=_src(l08.aligned_head) + "\nmy_head = aligned_head(model)\n",
@@ -1103,6 +1192,8 @@ _L09 = [
                 _changed(_SCORES, ("q.shape[-1] ** 0.5", "k.shape[-2] ** 0.5"))),
              _w("sqrt(d_k) hard-coded as 2 (d_k = 4 in the lesson)", "capstone_steps.hint.scores_fixed",
                 _changed(_SCORES, (" / q.shape[-1] ** 0.5", " / 2"))),
+             _w("the heads summed", "capstone_steps.hint.scores_shape",
+                _changed(_SCORES, ("return q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5", "return (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).sum(1)"))),
              _w("Q transposed instead of K", "ex.cause.shapes",
                 _changed(_SCORES, ("q @ k.transpose(-2, -1)", "q.transpose(-2, -1) @ k"))),
          ]),
@@ -1155,6 +1246,27 @@ _L09 = [
                 _changed(_MHA, ("d_model // num_heads", "d_model / num_heads"))),
              _w("keys and values from the query", "capstone.hint.kv_from_query",
                 _changed(_MHA, ("self.k_proj(key)", "self.k_proj(query)"), ("self.v_proj(value)", "self.v_proj(query)"))),
+             _w("heads viewed straight out of (B, T, D)", "capstone.hint.split_heads",
+                _changed(_MHA, ("x.view(B, L, self.num_heads, self.d_k).transpose(1, 2)", "x.view(B, self.num_heads, L, self.d_k)"))),
+             _w("mask never applied", "capstone.hint.mask_ignored",
+                _changed(_MHA, ('            scores = scores.masked_fill(~mask, float("-inf"))\n', '            pass\n'))),
+             _w("softmax over the queries", "capstone.hint.softmax_dim",
+                _changed(_MHA, ("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"))),
+             _w("the query's length used to split the keys", "capstone.hint.cross_sizes",
+                _changed(_MHA, ("    def split_heads(self, x):\n        B, L, D = x.shape", "    def split_heads(self, x, L=None):\n        B, _, D = x.shape\n        L = x.shape[1] if L is None else L"),
+                         ("k = self.split_heads(self.k_proj(key))", "k = self.split_heads(self.k_proj(key), query.shape[1])"),
+                         ("v = self.split_heads(self.v_proj(value))", "v = self.split_heads(self.v_proj(value), query.shape[1])"))),
+             _w("only the output returned", "capstone.hint.return_pair",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return self.out_proj(out)"))),
+             _w("the weights averaged over the heads", "capstone.hint.shapes",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return self.out_proj(out), weights.mean(1)"))),
+             _w("the weights transposed", "capstone.hint.weights_mismatch",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return self.out_proj(out), weights.transpose(-2, -1)"))),
+             _w("weights slightly too large", "capstone.hint.mha_mismatch",
+                _changed(_MHA, ("weights = torch.softmax(scores, dim=-1)", "weights = 1.01 * torch.softmax(scores, dim=-1)"))),
+             _w("other submodule names", "capstone.hint.names",
+                _changed(_MHA, ("self.q_proj = nn.Linear(d_model, d_model)", "self.W_q = nn.Linear(d_model, d_model)"),
+                         ("self.split_heads(self.q_proj(query))", "self.split_heads(self.W_q(query))"))),
              # review 2026-12-01b (student; engineering W8)
              _w("d_k hard-coded as 4 (the lesson's 12 / 3)", "capstone.hint.scale_fixed",
                 _changed(_MHA, ("/ self.d_k ** 0.5", "/ 4 ** 0.5"))),
@@ -1194,6 +1306,22 @@ _L09 = [
              _w("no residual around the FFN", "capstone.hint.no_residual",
                 _changed(_BLOCK, ("x = x + self.dropout(self.ffn(self.norm2(x)))", "x = self.dropout(self.ffn(self.norm2(x)))"),
                          ("x = self.norm2(x + self.dropout(self.ffn(x)))", "x = self.norm2(self.dropout(self.ffn(x)))"))),
+             _w("a block on exercise 1 without the scale", "capstone.hint.attention_first",
+                _changed(_MHA, (" / self.d_k ** 0.5", "")) + "\n\n" + _BLOCK),
+             _w("defaults other than the interface's", "capstone.hint.block_defaults",
+                _changed(_BLOCK, ("dropout=0.1, norm_first=False,", "dropout=0.3, norm_first=False,"))),
+             _w("the feed-forward output doubled", "capstone.hint.block_mismatch",
+                _changed(_BLOCK, ("return self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                                  "return 2 * self.linear2(self.dropout(torch.relu(self.linear1(x))))"))),
+             _w("the last position only", "capstone.hint.block_shape", _changed(_BLOCK, ("        return x\n", "        return x[:, -1]\n"))),
+             _w("dropout after the LayerNorm", "capstone.hint.dropout_where",
+                _changed(_BLOCK, ("x = self.norm1(x + self.dropout(self.attention(x, mask=mask)[0]))",
+                                  "x = self.dropout(self.norm1(x + self.attention(x, mask=mask)[0]))"),
+                         ("x = self.norm2(x + self.dropout(self.ffn(x)))", "x = self.dropout(self.norm2(x + self.ffn(x)))"))),
+             _w("the FFN in an nn.Sequential", "capstone.hint.names",
+                _changed(_BLOCK, ("self.linear1 = nn.Linear(d_model, d_ff)\n        self.linear2 = nn.Linear(d_ff, d_model)",
+                                  "self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))"),
+                         ("return self.linear2(self.dropout(torch.relu(self.linear1(x))))", "return self.ff(x)"))),
              # review 2026-12-01b (student)
              _w("returns (x, None)", "capstone.hint.block_tuple", _changed(_BLOCK, ("        return x\n", "        return x, None\n"))),
              _w("nn.Dropout(0.1): the dropout argument ignored", "capstone.hint.dropout_p",

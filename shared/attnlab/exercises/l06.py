@@ -112,8 +112,8 @@ def judge_block_params(results: dict, *, seed: int):
         if all(answers[cfg] == formula(*cfg) for cfg in configs):
             return False, key, {}
     d, h, f = wrong[0]
-    direction = "l06.too_small" if answers[wrong[0]] < true_block_params(d, h, f) else "l06.too_large"
-    return False, "l06.params.off", {"d_model": d, "num_heads": h, "d_ff": f, "direction": Msg(direction)}
+    direction = Msg("l06.too_small") if answers[wrong[0]] < true_block_params(d, h, f) else Msg("l06.too_large")
+    return False, "l06.params.off", {"d_model": d, "num_heads": h, "d_ff": f, "direction": direction}
 
 
 PARAMS = Exercise("l06.block_params", "l06.ex.params", ("block_params",), probe_block_params, judge_block_params)

@@ -83,12 +83,12 @@ def _mask_mistakes(src, tgt, pad):
         ("l06.masks.enc_causal", {}, all_ss & causal_SS),
         ("l06.masks.pad_rows", {}, src_rows.expand(B, 1, S, S)),
         ("l06.masks.pad_rows_too", {}, src_rows & src_cols(S)),
-        ("l06.masks.no_pad", {"side": "l06.masks.side.src"}, all_ss),
+        ("l06.masks.no_pad", {"side": Msg("l06.masks.side.src")}, all_ss),
         ("l06.masks.pad_id", {}, src0[:, None, None, :].expand(B, 1, S, S)),
     ]
     dec = [
         ("l06.masks.dec_no_causal", {}, tgt_cols),
-        ("l06.masks.no_pad", {"side": "l06.masks.side.tgt"}, all_tt & causal_TT),
+        ("l06.masks.no_pad", {"side": Msg("l06.masks.side.tgt")}, all_tt & causal_TT),
         ("l06.masks.dec_upper", {}, tgt_cols & upper),
         ("l06.masks.dec_upper", {}, all_tt & upper),
         ("l06.masks.dec_diag", {}, tgt_cols & strict),
@@ -104,7 +104,7 @@ def _mask_mistakes(src, tgt, pad):
         ("l06.masks.cross_causal", {}, all_ts & causal_TS),
         ("l06.masks.cross_causal", {}, all_ts & causal_TS_br),
         ("l06.masks.cross_tgt_pad", {}, tgt_rows.expand(B, 1, T, S)),
-        ("l06.masks.no_pad", {"side": "l06.masks.side.src"}, all_ts),
+        ("l06.masks.no_pad", {"side": Msg("l06.masks.side.src")}, all_ts),
         ("l06.masks.pad_id", {}, src0[:, None, None, :].expand(B, 1, T, S)),
     ]
     return enc, dec, cross
@@ -120,9 +120,8 @@ def _diagnose_mask(name_key, got, want, mistakes):
     B, _, rows, cols = want.shape
     if tuple(got.shape) != tuple(want.shape):
         got_s = shape(got)
-        want_s = {"l06.masks.name.enc": "(B, 1, S, S)", "l06.masks.name.dec": "(B, 1, T, T)",
-                  "l06.masks.name.cross": "(B, 1, T, S)"}[name_key]
-        if name_key == "l06.masks.name.cross" and rows != cols and tuple(got.shape) == (B, 1, cols, rows):
+        want_s = dict(zip(MASK_NAMES, ("(B, 1, S, S)", "(B, 1, T, T)", "(B, 1, T, S)")))[name_key]
+        if name_key == MASK_NAMES[2] and rows != cols and tuple(got.shape) == (B, 1, cols, rows):
             return "l06.masks.cross_shape", {"name": name}
         try:
             broadcasts = torch.broadcast_shapes(got.shape, want.shape) == want.shape
@@ -143,7 +142,7 @@ def _diagnose_mask(name_key, got, want, mistakes):
     return "l06.masks.wrong", {"name": name}
 
 
-MASK_NAMES = ("l06.masks.name.enc", "l06.masks.name.dec", "l06.masks.name.cross")
+MASK_NAMES = (Msg("l06.masks.name.enc"), Msg("l06.masks.name.dec"), Msg("l06.masks.name.cross"))
 
 
 def probe_masks(fn, *, seed: int) -> dict:
