@@ -136,8 +136,7 @@ def judge_in_tiny_model(results: dict, *, seed: int):
                 return False, "capstone.hint.names", {"names": "attention, norm1, norm2, linear1, linear2"}
             if f"sublayer{i}" in results:
                 got = value_of(results, f"sublayer{i}", errors=at_these_sizes(i, "capstone_steps.hint.tiny_attention"))
-                got = got[0] if isinstance(got, (tuple, list)) and got else got
-                if not _close(got, block.attention(x, mask=mask)[0], 1e-4):
+                if not (isinstance(got, (tuple, list)) and got) or not _close(got[0], block.attention(x, mask=mask)[0], 1e-4):
                     return False, "capstone_steps.hint.tiny_attention", sizes
             out = value_of(results, f"block{i}", errors=at_these_sizes(i, "capstone_steps.hint.tiny_block"))
             if isinstance(out, (tuple, list)):
