@@ -98,8 +98,9 @@ def test_a_fresh_run_gets_the_stored_status(key, name, mutated_modules, monkeypa
     code, filename = mutated_modules[short].code, f"<mutated {module_name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)   # the source, as in a file
     exec(compile(code, filename, "exec"), module.__dict__)                            # noqa: S102
-    _, names, *_ = targets.TARGETS[key]
-    objects = tuple(getattr(module, n) for n in names)
+    _, names, *context = targets.TARGETS[key]
+    found = tuple(getattr(module, n) for n in names)
+    objects = getattr(targets, context[0])(*found) if context else found       # the lesson's model (07, 08)
     monkeypatch.setitem(sys.modules, module_name, module)
     try:
         set_mutant_under_test(name)
