@@ -11,8 +11,8 @@ import matplotlib as mpl  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from attnlab.i18n import num, register, t, CATALOG  # noqa: E402
-from attnlab.plotting import localize_ticks, plot_attention, plot_heads  # noqa: E402
+from attnlab.course.i18n import num, register, t, CATALOG  # noqa: E402
+from attnlab.figures.plotting import localize_ticks, plot_attention, plot_heads  # noqa: E402
 
 
 def test_scientific_notation_follows_the_language():
@@ -53,7 +53,7 @@ def test_tick_labels_follow_the_language():
 
 
 def test_heatmap_grid_numbers_follow_the_language():
-    from attnlab.heatmap_grid import heatmap_grid, new_figure
+    from attnlab.figures.heatmap_grid import heatmap_grid, new_figure
     w = torch.full((1, 1, 2, 2), 0.5).numpy()
     fig = new_figure(4, 3, 80)
     heatmap_grid(fig, w, torch.ones(2, 2, dtype=torch.bool).numpy(), ["a", "b"], titles=["h"], xlabel="x",

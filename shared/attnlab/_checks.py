@@ -8,7 +8,7 @@ import operator
 
 import torch
 
-from .i18n import t
+from .course.i18n import t
 
 
 def shape(t: torch.Tensor) -> str:

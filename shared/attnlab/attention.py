@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_causal_sizes, check_float, check_mask, check_same, check_tensor, flag, probability, shape
-from .i18n import t
+from .course.i18n import t
 from .masks import lower_triangle
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from ._checks import positive_int, probability
-from .i18n import t
+from .course.i18n import t
 from .multihead import MultiHeadAttention
 
 

@@ -9,7 +9,7 @@ import operator
 import torch
 
 from ._checks import check_tensor, positive_int
-from .i18n import t
+from .course.i18n import t
 
 
 def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:

@@ -7,7 +7,7 @@ import torch.nn as nn
 from ._checks import (check_attn_mask, check_causal_sizes, check_float, check_same, check_tensor, flag,
                       positive_int, probability, shape)
 from .attention import attend, attend_fused, autocast_dtype
-from .i18n import t
+from .course.i18n import t
 
 
 def attend_step(q: torch.Tensor, k_cache, v_cache, k_new: torch.Tensor, v_new: torch.Tensor):

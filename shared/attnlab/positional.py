@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 from ._checks import check_float, check_tensor, shape
-from .i18n import t
+from .course.i18n import t
 
 
 def sinusoidal_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..block import TransformerBlock
-from ..i18n import t
+from ..course.i18n import t
 from ..multihead import MultiHeadAttention
 
 LADDER = ("bigram", "one_head", "several_heads", "full_blocks", "with_positions")

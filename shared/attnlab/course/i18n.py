@@ -97,7 +97,7 @@ class _Formatter(string.Formatter):
         return text
 
 
-MESSAGES_DIR = Path(__file__).with_name("messages")
+MESSAGES_DIR = Path(__file__).resolve().parent.parent / "messages"
 
 
 def load_message_files(directory: Path = MESSAGES_DIR) -> list[Path]:
