@@ -6,7 +6,7 @@ Both models have the same sizes as the lesson's (``attnlab.poet.PoetConfig``: 4 
 d_model 64, 4 heads, d_ff 256, ReLU, learned positions, tied embeddings, context 64) and train
 on the same batches (32 windows of the corpus) with AdamW. The plain model computes q, k, v with
 one fused Linear and calls ``F.scaled_dot_product_attention(..., is_causal=True)``; the package's
-model goes through ``attnlab.TransformerBlock`` and ``attnlab.causal_mask``. Steps alternate
+model goes through ``attnlab.TransformerBlock`` called with ``is_causal=True`` (the same kernel call). Steps alternate
 (package, plain, package, plain, ...) so that a busy machine slows both alike; after one warm-up
 step each, a round times ``--steps`` optimizer steps of each model. Prints tokens/s (median over rounds) and the
 ratio package / plain with PASS or MISS against the goal 0.95, in one run.
@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
           f"{config.num_heads} heads, context {config.context}; batch {args.batch}; {args.threads} thread(s); "
           f"torch {torch.__version__})")
     print(f"parameters: package {n_pkg:,}, plain {n_plain:,}")
-    print(f"package (attnlab.TransformerBlock):      {pkg:10,.0f} training tokens/s (median of {args.rounds} rounds)")
+    print(f"package (TransformerBlock, is_causal):   {pkg:10,.0f} training tokens/s (median of {args.rounds} rounds)")
     print(f"plain (nanoGPT style, SDPA is_causal):   {ref:10,.0f} training tokens/s")
     print(f"ratio package / plain: {ratio:.3f}  {'PASS' if ratio >= GOAL else 'MISS'} (goal >= {GOAL})")
     return 0
