@@ -16,13 +16,11 @@ def attend_step(q: torch.Tensor, k_cache, v_cache, k_new: torch.Tensor, v_new: t
     q, k_new, v_new (B, H, 1, d_k): the newest position's query, key and value; k_cache, v_cache
     (B, H, t, d_k) or None. Appends the new key and value, then the one query attends to all t + 1
     keys with ``mask=None``: every key is at or before the query's position, so nothing needs
-    masking (the causal rule allows a last query every key). Returns
-    ``(out (B, H, 1, d_k), weights (B, H, 1, t + 1), k (B, H, t+1, d_k), v)``.
-    Calls ``attend`` directly: the module has checked its inputs once, not on every token.
+    masking. Returns ``(out (B, H, 1, d_k), weights (B, H, 1, t + 1), k (B, H, t+1, d_k), v)``.
     """
     k = k_new if k_cache is None else torch.cat([k_cache, k_new], dim=2)       # (B, H, t+1, d_k)
     v = v_new if v_cache is None else torch.cat([v_cache, v_new], dim=2)
-    out, weights = attend(q, k, v)
+    out, weights = attend(q, k, v, mask=None)            # the module checked its inputs, once per call
     return out, weights, k, v
 
 
