@@ -41,9 +41,9 @@ class PoetConfig:
 
     def __post_init__(self):
         if self.rung not in LADDER:
-            raise ValueError(f"rung must be one of {', '.join(LADDER)}, got {self.rung!r}")
+            raise ValueError(t("checks.rung", rungs=", ".join(LADDER), got=repr(self.rung)))
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise ValueError(t("checks.prob_range", name="dropout", got=repr(self.dropout)))
 
 
 class AttentionOnly(nn.Module):
