@@ -94,8 +94,9 @@ class MultiHeadAttention(nn.Module):
         else:
             k = self.split_heads(self.k_proj(key))                        # (B, H, S, d_k)
             v = self.split_heads(self.v_proj(value))                      # (B, H, S, d_k)
-        one_step = query.shape[1] == 1 or not is_causal                   # no causal rule to apply
-        if not self.cross and caching and mask is None and one_step and not (self.training and self.dropout.p):
+        step = (not self.cross and caching and mask is None and not (self.training and self.dropout.p)
+                and (query.shape[1] == 1 or not is_causal))               # nothing to mask: one new query
+        if step:
             out, weights, k, v = self.attend_step(q, *(past or (None, None)), k, v)   # a decoding step
             weights = weights if need_weights else None
         else:
