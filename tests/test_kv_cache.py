@@ -39,6 +39,9 @@ def test_several_new_positions_with_a_past_take_a_mask_over_all_keys():
     _, _, past = mha(x[:, :4], mask=causal_mask(4), use_cache=True)
     rest, _ = mha(x[:, 4:], mask=causal_mask(2, 6), past_key_value=past)
     torch.testing.assert_close(rest, full[:, 4:])
+    for need_weights in (True, False):          # is_causal: the 2 new positions come after the 4 cached ones
+        rest, _ = mha(x[:, 4:], is_causal=True, past_key_value=past, need_weights=need_weights)
+        torch.testing.assert_close(rest, full[:, 4:])
     with pytest.raises(ValueError, match=r"\(2, 4, 2, 6\)"):                # the mask covers P + S keys
         mha(x[:, 4:], mask=causal_mask(2), past_key_value=past)
     with pytest.raises(TypeError, match="past_key_value must be a"):
