@@ -24,7 +24,7 @@ from .block import DecoderBlock, FeedForward, TransformerBlock
 from .causality import CausalityResult, causality_check
 from .course import VERSION as __version__
 from .course import setup_notebook
-from .course.i18n import get_language, num, set_language, t
+from .course.i18n import fmt, get_language, num, set_language, t
 from .masks import causal_mask, decoder_mask, describe, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import PositionalEncoding, sinusoidal_encoding
@@ -73,6 +73,6 @@ __all__ = [
     "scaled_dot_product_attention", "MultiHeadAttention", "FeedForward", "TransformerBlock",
     "DecoderBlock", "padding_mask", "causal_mask", "decoder_mask", "describe",
     "sinusoidal_encoding", "PositionalEncoding", "causality_check", "CausalityResult",
-    "set_language", "get_language", "t", "num", "setup_notebook", "plot_attention", "plot_heads",
+    "set_language", "get_language", "t", "num", "fmt", "setup_notebook", "plot_attention", "plot_heads",
     "tokenize", "check_close", "check_true", "explore", "AttentionExplorer",
 ]
