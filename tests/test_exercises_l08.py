@@ -212,6 +212,7 @@ def test_aligned_heads_are_the_ones_the_figure_shows(lang):
             assert key == "l08.hint.head_zero" and (h.layer + 1, h.head + 1) in accepted
 
 
+@pytest.mark.slow
 def test_results_with_the_model_travel_to_another_process_and_the_grader_can_swap_the_model(model, tmp_path):
     """The grader's way: the probe's results (the lesson model included) are saved, loaded in a clean
     process and judged; ``results["model"]`` replaced by the package checkpoint gives the same verdicts."""

@@ -8,6 +8,7 @@ number a wrong scale divides by.
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -69,7 +70,7 @@ def _decode(fn, model) -> torch.Tensor:
 
 def probe_cache_step(fn, model=None, *, seed: int) -> dict:
     """The step on each drawn case, on the first step (no cache yet), then inside the model's decoding."""
-    model = (tr.load_pretrained("vi") if model is None else model).cpu().float().eval()
+    model = tr.load_pretrained("vi") if model is None else copy.deepcopy(model).cpu().float().eval()   # the caller's stays as it is
     results = {"model": model_data(model)}
     for i, case in enumerate(cache_cases(seed)):
         results[f"case{i}"] = outcome = typed_attempt(fn, *(x.clone() for x in case))
