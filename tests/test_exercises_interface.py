@@ -266,6 +266,8 @@ def test_reveal_waits_for_the_students_own_pass(capsys):
     assert capsys.readouterr().out == "the answer\ndrawn\n"
     exercises.l01.check_softmax(lambda x: x)                                  # a later wrong answer locks again
     assert not exercises.passed("l01.softmax")
+    with pytest.raises(ValueError, match="no exercise 'l01.sofmax'"):           # a typo is an error, not "locked"
+        exercises.reveal("l01.sofmax", "the answer")
 
 
 def test_a_todo_template_that_unpacks_the_shapes_first_is_not_done():
