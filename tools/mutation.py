@@ -149,6 +149,11 @@ def table(by_exercise: dict, equivalent: dict) -> str:
         total = [total[0] + n, total[1] + killed, total[2] + eq, total[3] + bad]
     n, killed, eq, bad = total
     rows.append(f"| **all** | {n} | {killed} | {eq} | {bad} | {100 * killed / (n - eq):.0f} % |")
+    rows += ["", "The equivalent mutants (solutions/equivalent_mutants.json), and why each computes the same thing:", ""]
+    for key in sorted(equivalent):
+        for name, why in sorted(equivalent[key].items()):
+            added = next((line[1:].split("  #")[0].strip() for line in why["diff"].splitlines() if line.startswith("+")), "")
+            rows.append(f"- `{key}`, `{name.rsplit('.', 1)[1]}`: `{added}` — {why['reason']}")
     return "\n".join(rows)
 
 

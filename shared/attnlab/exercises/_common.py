@@ -221,8 +221,15 @@ def evaluate_exercise(exercise: Exercise, objects: tuple, lang: str | None = Non
 
 
 def _title(name: str) -> str:
+    """The title key of exercise ``name`` (a registry key, or already a title key such as "l07.ex.head")."""
+    from ..course.i18n import CATALOG
     from . import EXERCISES
-    return EXERCISES[name].title if name in EXERCISES else name
+    if name in EXERCISES:
+        return EXERCISES[name].title
+    if ".ex." in name and name in CATALOG:
+        return name
+    raise ValueError(f"no exercise {name!r}: use a key of attnlab.exercises.EXERCISES (e.g. 'l01.softmax') "
+                     f"or an exercise's title key (e.g. 'l01.ex.softmax')")
 
 
 def passed(name: str) -> bool:
