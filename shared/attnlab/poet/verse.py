@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ..i18n import t
+from ..course.i18n import t
 
 PUNCTUATION = set(",.;:!?…-–—\"'“”‘’()[]«»，。、；：！？")
 
