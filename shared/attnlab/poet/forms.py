@@ -7,6 +7,8 @@ so it is the same program in both languages.
     form.tone_class(unit)       "B" / "T" (vi);  "平" / "仄" / "两读" / None (zh, by the 平水韵)
     form.follows(first, second) does a couplet (two lines of text) keep the tone rule?
     form.rhymes(a, b)           do two rhyme syllables / characters rhyme?
+    form.rhyme_name(a, b)       how: "vần chính" / "vần thông" (vi), the shared 平声 group (zh), or None
+    form.rhyme_pairs(lines)     the (name, a, b) that the form says must rhyme in consecutive lines
     form.report(texts, skip)    every measure of ``form.MEASURES`` on ``texts`` (complete lines
                                 only; ``skip``: lines at the start of each text that the model
                                 did not write, the prompt, never counted alone or in a pair)
@@ -25,12 +27,12 @@ from __future__ import annotations
 
 import collections
 import functools
-import itertools
 import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
-from . import jinti, luc_bat
 from ..text import display_width
+from . import jinti, luc_bat
+from .chance import order_chance, pair_chance, shuffle_chance
 from .verse import poem_flags, units
 
 
@@ -42,56 +44,6 @@ class Measure(NamedTuple):
     @property
     def rate(self) -> float:
         return self.hits / self.total if self.total else math.nan
-
-
-# --------------------------------------------------------------------------- chance levels
-def shuffle_chance(classes: list, positions: tuple[int, ...], accept: Callable[[tuple], bool]) -> float:
-    """The probability that ``accept(classes at positions)`` (positions from 1) holds when the
-    units of the line (their ``classes``) are put in a uniformly random order: exact, by counting.
-    ``accept`` should be a module-level function: results are cached by (counts, positions, accept)."""
-    return _shuffle(tuple(sorted(collections.Counter(classes).items())), tuple(positions), accept)
-
-
-@functools.lru_cache(maxsize=4096)
-def _shuffle(counts: tuple, positions: tuple[int, ...], accept) -> float:
-    counts = dict(counts)
-    n, k = sum(counts.values()), len(positions)
-    ways = 0
-    for combo in itertools.product(counts, repeat=k):
-        if accept(combo):
-            used, w = collections.Counter(), 1
-            for c in combo:
-                w *= counts[c] - used[c]
-                used[c] += 1
-            ways += w
-    return ways / math.perm(n, k)
-
-
-def pair_chance(pairs: list[tuple[frozenset, frozenset]]) -> float:
-    """The rate at which ``a`` of one pair and ``b`` of another share a key (each unit given as
-    its set of keys), over every ordered pair of different pairs: exact, by counting."""
-    n = len(pairs)
-    if n < 2:
-        return math.nan
-    firsts = collections.Counter(a for a, _ in pairs)
-    seconds = collections.Counter(b for _, b in pairs)
-    every = sum(ca * cb for a, ca in firsts.items() for b, cb in seconds.items() if a & b)
-    own = sum(1 for a, b in pairs if a & b)
-    return (every - own) / (n * (n - 1))
-
-
-def order_chance(lengths: list[int], previous: int | None) -> float:
-    """vi: the expected share of right lines (6 or 8 syllables, not as many as the line before)
-    when ``lengths`` are put in a random order after a line of ``previous`` syllables."""
-    m = len(lengths)
-    if m == 0:
-        return math.nan
-    c = collections.Counter(lengths)
-    first = sum(c[x] for x in (6, 8) if x != previous) / m
-    if m == 1:
-        return first
-    later = sum(c[x] * (m - c[x]) for x in (6, 8)) / (m * (m - 1))
-    return (first + (m - 1) * later) / m
 
 
 def _tally(flags_and_chances: list[tuple[bool, float]]) -> Measure:
@@ -141,6 +93,23 @@ class LucBat:
     def follows(self, first: str, second: str) -> bool:
         """Luật bằng trắc of a lục bát couplet: a câu lục, then a câu bát."""
         return luc_bat.follows(self.units(first), self.units(second))
+
+    @staticmethod
+    def rhyme_name(a: str, b: str) -> str | None:
+        return {"chinh": "vần chính", "thong": "vần thông", None: None}[luc_bat.rhyme_kind(a, b)]
+
+    def rhyme_pairs(self, lines: list[str]) -> list[tuple[str, str, str]]:
+        """Vần lưng (6th of a câu bát – 6th of the câu lục before) and vần chân (8th of a câu bát –
+        6th of the next câu lục) in consecutive lines, named in the current language."""
+        from ..course.i18n import t
+        u = [self.units(line) for line in lines]
+        out = []
+        for a, b in zip(u, u[1:]):
+            if len(a) == 6 and len(b) == 8:
+                out.append((t("poet.pair.van_lung"), a[5], b[5]))
+            elif len(a) == 8 and len(b) == 6:
+                out.append((t("poet.pair.van_chan"), a[7], b[5]))
+        return out
 
     @staticmethod
     def _tones(line: list[str]) -> list[str]:
@@ -220,6 +189,17 @@ class JinTi:
     def follows(self, first: str, second: str) -> bool:
         """The 平仄 of a couplet: 二四六分明 in each line, the 对句 the opposite of the 出句."""
         return jinti.follows(self.units(first), self.units(second))
+
+    @staticmethod
+    def rhyme_name(a: str, b: str) -> str | None:
+        shared = [g for g in jinti.groups(a) if g in jinti.level_groups(b)]
+        return "、".join(shared) if shared else None
+
+    def rhyme_pairs(self, lines: list[str]) -> list[tuple[str, str, str]]:
+        """The last characters of consecutive even lines (lines 2 and 4, 4 and 6, …) of one poem."""
+        from ..course.i18n import t
+        u = [self.units(line) for line in lines]
+        return [(t("poet.pair.rhyme"), u[i][-1], u[i + 2][-1]) for i in range(1, len(u) - 2, 2)]
 
     def report(self, texts: list[str], skip: int = 1) -> dict[str, Measure]:
         rows: dict[str, list] = {k: [] for k in self.MEASURES}
@@ -314,7 +294,7 @@ def form(lang: str):
 def report_table(reports: dict[str, dict[str, Measure]], lang_of_form: str, lang: str | None = None) -> str:
     """The verse reports of several texts (name -> ``form.report(...)``) as aligned lines, measure
     by measure: each rate with how many it counts and its chance level, in the reader's language."""
-    from ..i18n import num, t
+    from ..course.i18n import num, t
     from ..text import pad
     width = max(display_width(name) for name in reports)
     out = []
