@@ -139,6 +139,8 @@ class Evil:
 def test_the_registry_matches_the_catalogue():
     assert {"l01.softmax", "l01.attention", "l01.dot_std"} <= set(EXERCISES)
     for key, exercise in EXERCISES.items():
+        if key.startswith("l10."):     # lesson 10: solutions/catalogue_l10.py, tests/test_catalogue_l10.py
+            continue
         assert exercise.key == key and exercise.title in CATALOG and key in ENTRIES, key
         assert exercise.name == exercise.title
         assert exercise.names == tuple(ENTRIES[key]["names"]), key

@@ -14,7 +14,8 @@ it (云 for 云 and 雲, 后 for 后 and 後, 干 for 干, 乾 and 幹). Its rhy
 theirs. What this loses: which of those characters (and which reading of a 多音字) a poem meant;
 so a character whose groups are all 平 is 平, all 仄 is 仄, and otherwise "两读" (either).
 Characters the table lacks (it has 8,564 traditional characters; 啼, 跡, 掃, 爐 are not among
-them) are simply not in the file, nor are the few Latin letters the scrape left in the data.
+them) are simply not in the file, nor are the few Latin letters the scrape left in the data. One
+repair: every group contains the character it is named after (先 was missing from 下平声一先).
 """
 from __future__ import annotations
 
@@ -50,7 +51,10 @@ def build() -> str:
         for section in sections.values():
             for group, strings in section.items():
                 order.append(group)
-                for char in "".join(strings):
+                chars = "".join(strings)
+                if group[-1] not in chars:            # a group's name is one of its characters: the scrape
+                    chars = group[-1] + chars         # lost 先 from 下平声一先 (the only one), put back
+                for char in chars:
                     if not unicodedata.name(char, "").startswith("CJK"):
                         continue                              # the scrape left a few Latin letters in 入声十七洽
                     if (cls, group) not in groups_of[char]:

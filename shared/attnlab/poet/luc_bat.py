@@ -100,8 +100,8 @@ def rime_parts(syllable: str) -> Rime | None:
         medial, rest = "u", rest[1:]
     else:
         medial = ""
-    if onset == "gi" and rest[:1] == "ê":
-        rest = "i" + rest                            # giếng, giết: gi + iê
+    if onset == "gi" and rest[:1] == "ê" and len(rest) > 1:
+        rest = "i" + rest                            # giếng, giết: gi + iê (giề, with no coda: gi + ê)
     for spelt, nucleus, alone in (("iê", "iê", False), ("yê", "iê", False), ("ia", "iê", True),
                                   ("ya", "iê", True), ("uô", "uô", False), ("ua", "uô", True),
                                   ("ươ", "ươ", False), ("ưa", "ươ", True), ("oo", "oo", False)):
