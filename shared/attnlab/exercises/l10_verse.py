@@ -141,7 +141,7 @@ def judge_pattern(results: dict, *, seed: int):
         problem = _pattern_problem(lang, line, got, cases)
         if problem:
             return (False, *problem)
-    return True, f"l10.ok.pattern.{lang}", {}
+    return True, {"vi": "l10.ok.pattern.vi", "zh": "l10.ok.pattern.zh"}[lang], {}
 
 
 PATTERN = Exercise("l10.pattern", "l10.ex.pattern", ("my_pattern",), probe_pattern, judge_pattern,
@@ -214,7 +214,7 @@ def judge_rhymes(results: dict, *, seed: int):
         if got != _answer(lang, a, b):
             wrong.append((trap, a, b, got))
     if not wrong:
-        return True, f"l10.ok.rhymes.{lang}", {}
+        return True, {"vi": "l10.ok.rhymes.vi", "zh": "l10.ok.rhymes.zh"}[lang], {}
     trap, a, b, got = _likeliest(wrong)
     return False, trap or "l10.hint.rhymes_values", {"a": a, "b": b, "got": got}
 

@@ -308,6 +308,9 @@ def report_table(reports: dict[str, dict[str, Measure]], lang_of_form: str, lang
         out.append(t(label, lang))
         for name, report in reports.items():
             m, unit = report[key], t(label + ".unit", lang)
+            if m.total == 0:
+                out.append("  " + t("poet.report.none", lang, name=pad(name, width), unit=unit))
+                continue
             if m.total < min_count:
                 out.append("  " + t("poet.report.few", lang, name=pad(name, width), n=num(m.total, ",", lang), unit=unit))
                 continue
