@@ -131,3 +131,17 @@ def test_checkers_print_in_every_language(lang, capsys):
     assert graded(l10.check_probs, bad, lang=lang, seed=0) is False
     _, key, fields = l10.judge_probs(l10.probe_probs(bad, seed=0), seed=0)
     assert capsys.readouterr().out == t("ex.wrong", lang, detail=t(key, lang, **fields)) + "\n"
+
+
+def test_the_spelling_rule_of_exercise_3_is_the_packages_vần_chính():
+    """The lesson's rule (drop tone, onset with gi/qu, medial; a leading y read as i) and
+    ``luc_bat.rhyme_kind == "chinh"`` agree on pairs of the syllables at Kiều's rhyme positions."""
+    import random
+    form = poet.form("vi")
+    lines = [form.units(line) for line in poet.read_text("vi").splitlines()]
+    syllables = sorted({s.lower() for u in lines for s in (u[5], u[-1])})
+    rng = random.Random(0)
+    pairs = [(rng.choice(syllables), rng.choice(syllables)) for _ in range(20000)]
+    pairs += [(lines[i][5].lower(), lines[i + 1][5].lower()) for i in range(0, len(lines), 2)]
+    bad = [(a, b) for a, b in pairs if solutions.rhymes_vi(a, b) != (poet.luc_bat.rhyme_kind(a, b) == "chinh")]
+    assert not bad, bad[:10]
