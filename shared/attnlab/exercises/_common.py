@@ -30,7 +30,7 @@ from typing import Callable
 import torch
 
 from ..course.i18n import t
-from ._judge import (Diagnosis, Verdict, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
+from ._judge import (Diagnosis, Verdict, as_tensor, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
                      is_tensor, judging, kind, load_results, number, outcome_of, raises, save_results,
                      student_error, value_of)
 from ._probe import (Draw, NotDone, ReturnedNone, attempt, call_student, error_data, fresh_seed,  # noqa: F401
@@ -228,6 +228,11 @@ class Exercise:
         s = fresh_seed() if seed is None else int(seed)
         return evaluate(self.title, lambda: self.judge(self.probe(*objects, seed=s), seed=s), lang,
                         discussion=self.discussion, seed=s)
+
+    def diagnose(self, *objects, seed: int) -> Diagnosis:
+        """Probe and judge in this process, unworded: ``(ok, key, fields)`` (for tests)."""
+        with torch.random.fork_rng(devices=[]):
+            return self.judge(self.probe(*objects, seed=seed), seed=seed)
 
     def verdict(self, results: dict, *, seed: int, lang: str | None = None) -> Feedback:
         """The judge alone on recorded results (the grader's side), worded."""

@@ -126,6 +126,15 @@ def kind(value) -> str:
     return type(value).__name__
 
 
+def as_tensor(value):
+    """The tensor the student returned, a numpy array's values included; None otherwise."""
+    if is_tensor(value):
+        return value
+    if isinstance(value, dict) and value.get("__type__") == "ndarray" and is_tensor(value.get("data")):
+        return value["data"]
+    return None
+
+
 def number(value):
     """A Python number from an int/float or a one-element tensor; None otherwise (bool is not a number)."""
     if is_tensor(value) and value.numel() == 1 and not value.dtype.is_complex:
@@ -185,8 +194,8 @@ def forbidden_use(results: dict, forbidden: frozenset[str] | set[str]) -> str | 
             if not isinstance(ref, str):
                 continue
             last = ref.rsplit(".", 1)[-1]
-            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) or not parsed):
-                hits.add(last)
+            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) if "." in ref else not parsed):
+                hits.add(last)                # a package function by its qualified name; a bare name: no source
     return min(hits) if hits else None
 
 

@@ -2,7 +2,7 @@
 sandbox). It draws every input from a seed, calls the student's code, and turns what came back into
 plain data that a judge in another process can read (``_judge``). Re-exported by ``_common``.
 
-    draw = Draw(seed, "l01.softmax")          # sizes and tensors from the seed alone
+    draw = Draw(seed, "l01/softmax")          # sizes and tensors from the seed alone
     outcome = attempt(fn, x)                  # {"value": ...} | {"error": {...}} | {"not_done": True}
 
 Nothing here decides a verdict, and nothing touches torch's global random state.
@@ -227,9 +227,9 @@ def opaque(obj) -> dict:
 
 
 def to_data(obj, depth: int = 0):
-    """What the student returned, as plain data: tensors (detached CPU copies, numpy arrays
-    included), numbers, strings, bools, None, and tuples/lists/dicts of those; anything else as
-    ``{"__type__": name}``."""
+    """What the student returned, as plain data: tensors (detached CPU copies), numbers, strings,
+    bools, None, and tuples/lists/dicts of those; a numpy array as ``{"__type__": "ndarray",
+    "data": tensor}``; anything else as ``{"__type__": name}``."""
     if depth > _MAX_DEPTH:
         return opaque(obj)
     if obj is None or isinstance(obj, (bool, str)):
@@ -251,10 +251,13 @@ def to_data(obj, depth: int = 0):
     if isinstance(obj, torch.Size):                                    # pragma: no cover - a tuple
         return tuple(int(s) for s in obj)
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        out = opaque(obj)                      # an ndarray: its type, and its values as a tensor
         try:
-            return torch.from_numpy(obj.copy()) if obj.dtype.kind in "biuf" else opaque(obj)
+            if obj.dtype.kind in "biuf" and obj.size <= _MAX_ELEMENTS:
+                out["data"] = torch.from_numpy(obj.copy())
         except Exception:                                              # noqa: BLE001
-            return opaque(obj)
+            pass
+        return out
     return opaque(obj)
 
 
@@ -290,6 +293,8 @@ def references(obj) -> list[str]:
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
     out = set(names)
+    if inspect.isfunction(target) or inspect.isbuiltin(target):        # the student's name for a package function
+        out.add(f"{getattr(target, '__module__', '') or ''}.{getattr(target, '__qualname__', '')}")
     for name in names:
         value = scope.get(name) if isinstance(scope, dict) else None
         if inspect.ismodule(value):

@@ -27,7 +27,7 @@ def _stop(outcome: dict) -> bool:
 
 # --------------------------------------------------------------------------- exercise 1: softmax
 def _softmax_cases(seed: int) -> list[torch.Tensor]:
-    d = Draw(seed, "l01.softmax")
+    d = Draw(seed, "l01/softmax")
     rows, cols = d.sample(range(2, 9), 2)                        # 2-D, not square: a missing keepdim fails loudly
     a, b, c = d.sample(range(2, 7), 3)                           # 3-D: "the last dimension", not dim=1
     n = d.int(3, 7)                                              # square: a missing keepdim fails silently
@@ -115,13 +115,15 @@ check_softmax = printing(evaluate_softmax)
 
 # --------------------------------------------------------------------------- exercise 2: attention
 def _attention_cases(seed: int) -> list[tuple[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]:
-    d = Draw(seed, "l01.attention")
+    d = Draw(seed, "l01/attention")
     n = d.int(3, 6)
     # Every size of a case different, none the square of d_k (√ of it would be d_k: an ambiguous
-    # hint), and d_k different in each case, so that no fixed number can stand for √d_k.
+    # hint), d_k different in each case (no fixed number can stand for √d_k), and no size of the
+    # second case equal to the first case's n (each size the student may have used instead of d_k,
+    # q.shape[-2], k.shape[0], ..., changes between the cases, unlike a number written in the code).
     while True:
         T, S, d_k, d_v = d.sample(range(2, 10), 4)
-        if d_k * d_k not in (T, S, d_v) and d_k != n:
+        if d_k * d_k not in (T, S, d_v) and n not in (T, S, d_k, d_v):
             break
     while True:
         B, H, bT, bS, b_dk, b_dv = d.sample(range(2, 10), 6)
@@ -151,24 +153,54 @@ def _attend(scores: torch.Tensor, v: torch.Tensor, dim: int = -1):
     return w @ v, w
 
 
-def _attention_variants(q, k, v) -> list[tuple[str, tuple[torch.Tensor, torch.Tensor]]]:
-    """(hint key, (out, weights)) for each typical mistake that runs on these shapes."""
+def _attention_variants(q, k, v) -> list[tuple[str, object, tuple[torch.Tensor, torch.Tensor]]]:
+    """(hint key, what exactly, (out, weights)) for each typical mistake that runs on these shapes.
+    "What exactly" tells two mistakes with one hint apart across cases: for a division by the
+    square root of another size, which size (the tensor and the index the student wrote)."""
     d_k = q.shape[-1]
     raw = q @ k.transpose(-2, -1)
     variants = [
-        ("l01.attn.no_scale", _attend(raw, v)),
-        ("l01.attn.scale_dk", _attend(raw / d_k, v)),
-        ("l01.attn.softmax_dim", _attend(raw / math.sqrt(d_k), v, dim=-2)),
+        ("l01.attn.no_scale", None, _attend(raw, v)),
+        ("l01.attn.scale_dk", None, _attend(raw / d_k, v)),
+        ("l01.attn.softmax_dim", None, _attend(raw / math.sqrt(d_k), v, dim=-2)),
     ]
-    for size in sorted((set(q.shape) | set(k.shape) | set(v.shape)) - {d_k}):
-        variants.append(("l01.attn.which_dk", _attend(raw / math.sqrt(size), v)))
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        for dim in range(-t.dim(), t.dim()):
+            if t.shape[dim] != d_k:
+                variants.append(("l01.attn.which_dk", (name, dim), _attend(raw / math.sqrt(t.shape[dim]), v)))
     for key, scores in (("l01.attn.transpose_q", lambda: q.transpose(-2, -1) @ k),
                         ("l01.attn.order", lambda: k @ q.transpose(-2, -1))):
         try:
-            variants.append((key, _attend(scores() / math.sqrt(d_k), v)))
+            variants.append((key, None, _attend(scores() / math.sqrt(d_k), v)))
         except RuntimeError:                                       # shapes do not fit: it would have raised
             pass
     return variants
+
+
+def _weight_mistakes(q, k, v, w: torch.Tensor) -> list[tuple[str, object, dict]]:
+    """Every typical mistake that gives exactly the weights ``w`` on these inputs, in order of
+    preference: (hint key, what exactly, fields); a fixed scale last (c: the number divided by)."""
+    found = [(key, what, {}) for key, what, (_, v_w) in _attention_variants(q, k, v) if _close(w, v_w)]
+    c = _fitted_scale(w, q @ k.transpose(-2, -1))
+    if c is not None:
+        found.append(("l01.attn.scale_fixed", c, {"c": c, "d_k": q.shape[-1], "want": math.sqrt(q.shape[-1])}))
+    return found
+
+
+def _explains(key: str, what, q, k, v, result) -> bool:
+    """Does this mistake give the student's weights on another case too?"""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2 and is_tensor(result[1])):
+        return True                                                # nothing to compare there
+    w = result[1]
+    if key == "l01.attn.scale_fixed":
+        c = _fitted_scale(w, q @ k.transpose(-2, -1))
+        return c is not None and math.isclose(c, what, rel_tol=1e-3)
+    if key == "l01.attn.which_dk":
+        name, dim = what
+        t = {"q": q, "k": k, "v": v}[name]
+        return -t.dim() <= dim < t.dim() and _close(
+            w, torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(t.shape[dim]), dim=-1))
+    return any(key == key_ and _close(w, v_w) for key_, _, (_, v_w) in _attention_variants(q, k, v))
 
 
 def _fitted_scale(w: torch.Tensor, raw: torch.Tensor) -> float | None:
@@ -186,7 +218,10 @@ def _fitted_scale(w: torch.Tensor, raw: torch.Tensor) -> float | None:
     return c if _close(torch.softmax(raw / c, dim=-1), w, rtol=1e-3, atol=1e-5) else None
 
 
-def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
+def _attention_problem(case: str, q, k, v, result, others=()) -> tuple[str, dict] | None:
+    """None if ``result`` is right on this case, else (hint key, fields). ``others``: the other cases'
+    (q, k, v, result), used to choose between mistakes that give the same weights here (dividing
+    by 2 is dividing by √T when T = 4: the fixed 2 shows on the other cases)."""
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and all(is_tensor(r) for r in result)):
         return ("l01.attn.return_pair", {})
     out, w = result
@@ -197,12 +232,11 @@ def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
         return ("l01.attn.swapped", {})
     # Mistakes in the scores or the softmax change the weights: matched on the weights.
     if not _close(w, ref_w):
-        for key, (_, v_w) in _attention_variants(q, k, v):
-            if _close(w, v_w):
-                return (key, {})
-        c = _fitted_scale(w, q @ k.transpose(-2, -1))
-        if c is not None:                                          # a fixed number, not √d_k of these inputs
-            return ("l01.attn.scale_fixed", {"c": c, "d_k": q.shape[-1], "want": math.sqrt(q.shape[-1])})
+        mistakes = _weight_mistakes(q, k, v, w)
+        consistent = [m for m in mistakes if all(_explains(m[0], m[1], *other) for other in others)]
+        if mistakes:
+            key, _, fields = (consistent or mistakes)[0]
+            return (key, fields)
         if _close(out, ref_out):
             return ("l01.attn.weights_not_softmax", {})
         if w.shape != ref_w.shape:
@@ -227,7 +261,9 @@ def judge_attention(results: dict, *, seed: int):
                 return False, "l01.attn.cross" if case == "cross" else "l01.attn.batched", {"error": error["type"]}
             return None
         result = value_of(results, case, errors=errors)
-        problem = _attention_problem(case, q, k, v, result)
+        others = [(*qkv, results[c]["value"]) for c, qkv in _attention_cases(seed)
+                  if c != case and isinstance(results.get(c), dict) and "value" in results[c]]
+        problem = _attention_problem(case, q, k, v, result, others)
         if problem:
             return (False, *problem)
         changed = changed_inputs(results, case)
@@ -249,7 +285,7 @@ check_attention = printing(evaluate_attention)
 # --------------------------------------------------------------------------- exercise 3: std of q·k
 def _std_cases(seed: int) -> list[tuple[int, float | None]]:
     """(d_k, sigma) pairs; sigma None: called as fn(d_k), the default sigma = 1.0 of the exercise cell."""
-    d = Draw(seed, "l01.dot_std")
+    d = Draw(seed, "l01/dot_std")
     d_ks = [d.int(2, 9), d.int(10, 60), d.int(61, 400), d.int(2, 400), d.int(2, 100)]
     sigmas = [round(d.uniform(0.3, 0.75), 2), round(d.uniform(1.35, 2.5), 2), round(d.uniform(0.3, 0.75), 2),
               round(d.uniform(1.35, 2.5), 2), None]
