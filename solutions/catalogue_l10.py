@@ -43,18 +43,13 @@ def _pattern(body: str) -> str:
     return _PRELUDE + "def my_pattern(line):\n" + body
 
 
-def _rhymes(body: str, rime: str | None = None) -> str:
-    return _PRELUDE + (rime or _as(l10._bare_rime, "_bare_rime")) + "\n\ndef my_rhymes(a, b):\n" + body
-
-
 def _rhymes_with(*changes: tuple[str, str]) -> str:
-    """The reference vần chính test with its rime function changed in one place (a typical slip)."""
-    rime = _as(l10._bare_rime, "_bare_rime")
+    """The reference vần chính test changed in one place (a typical slip)."""
+    src = _as(l10.rhymes_vi, "my_rhymes", _PRELUDE)
     for old, new in changes:
-        assert old in rime, old
-        rime = rime.replace(old, new)
-    return _rhymes("    flat = all(form.tone_class(s) == 'B' for s in (a, b))\n"
-                   "    return flat and _bare_rime(a) == _bare_rime(b)\n", rime)
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
 
 
 _TOPK = ("    if top_k is not None:\n"
@@ -183,24 +178,23 @@ EXERCISES = [
          ]),
     dict(key="l10.rhymes", lesson="10_poet_gpt", evaluate="attnlab.exercises.l10:evaluate_rhymes",
          names=("my_rhymes",), call=("my_rhymes", "LANG"), langs=("vi", "zh"),
-         reference={"vi": _rhymes("    return rhymes_vi(a, b)\n\n\n" + _as(l10.rhymes_vi, "rhymes_vi")),
+         reference={"vi": _as(l10.rhymes_vi, "my_rhymes", _PRELUDE),
                     "zh": _as(l10.rhymes_zh, "my_rhymes", _PRELUDE)},
          wrong=[
-             dict(label="the tone ignored", hint="l10.hint.tone_ignored", langs=("vi",), source=_rhymes(
-                 "    return _bare_rime(a) == _bare_rime(b)\n")),
+             dict(label="the tone ignored", hint="l10.hint.tone_ignored", langs=("vi",), source=_rhymes_with(
+                 ("return flat and rime(a) == rime(b)", "return rime(a) == rime(b)"))),
              dict(label="the medial kept", hint="l10.hint.medial", langs=("vi",), source=_rhymes_with(
-                 ("s = s[1:]                                        # the medial", "pass"))),
-             dict(label="vần thông accepted", hint="l10.hint.thong", langs=("vi",), source=_rhymes(
-                 "    r = lambda s: _bare_rime(s).replace('â', 'a').replace('ô', 'o').replace('ư', 'u')\n"
-                 "    flat = all(form.tone_class(s) == 'B' for s in (a, b))\n"
-                 "    return flat and r(a) == r(b)\n")),
+                 ("s = s[1:]                                    # the medial", "pass"))),
+             dict(label="vần thông accepted", hint="l10.hint.thong", langs=("vi",), source=_rhymes_with(
+                 ("return flat and rime(a) == rime(b)",
+                  "near = lambda s: rime(s).replace('â', 'a').replace('ô', 'o').replace('ư', 'u')\n"
+                  "    return flat and near(a) == near(b)"))),
              dict(label="gi always a two-letter onset", hint="l10.hint.gi_qu", langs=("vi",), source=_rhymes_with(
-                 ("s = s[1:]                                        # gì, gìn: the i is the rime's", "s = s[2:] or s[1:]"))),
+                 ("s = s[1:]                                    # gì, gìn: the i is the rime's", "s = s[2:] or s[1:]"))),
              dict(label="y not read as i", hint="l10.hint.y_i", langs=("vi",), source=_rhymes_with(
                  ('return "i" + s[1:] if s.startswith("y") else s', "return s"))),
-             dict(label="the whole syllables compared", hint="l10.hint.onset", langs=("vi",), source=_rhymes(
-                 "    flat = all(form.tone_class(s) == 'B' for s in (a, b))\n"
-                 "    return flat and a.lower() == b.lower()\n")),
+             dict(label="the whole syllables compared", hint="l10.hint.onset", langs=("vi",), source=_rhymes_with(
+                 ("return flat and rime(a) == rime(b)", "return flat and a.lower() == b.lower()"))),
              dict(label="calls the package", hint="l10.hint.forbidden", langs=("vi", "zh"), source=(
                  "def my_rhymes(a, b):\n"
                  "    return form.rhymes(a, b)\n")),

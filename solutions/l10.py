@@ -46,27 +46,26 @@ def pattern_zh(line):
     return out
 
 
-def _bare_rime(syllable):
-    """The syllable without tone, onset and medial, spelt as the lesson says (y at the start -> i)."""
-    from attnlab.poet import luc_bat
-    s = "".join(c for c in unicodedata.normalize("NFD", syllable.lower()) if c not in TONE_MARKS)
-    s = unicodedata.normalize("NFC", s)
-    if s.startswith("gi") and (len(s) == 2 or s[2] not in VOWELS):
-        s = s[1:]                                        # gì, gìn: the i is the rime's
-    else:
-        for onset in sorted(luc_bat.ONSETS, key=len, reverse=True):
-            if s.startswith(onset) and len(s) > len(onset):
-                s = s[len(onset):]                       # qu: q and the medial u together
-                break
-    if (s[:1] == "o" and s[1:2] in ("a", "ă", "e")) or (s[:1] == "u" and s[1:2] in ("y", "ê", "â", "ơ")):
-        s = s[1:]                                        # the medial
-    return "i" + s[1:] if s.startswith("y") else s
-
-
 def rhymes_vi(a, b):
     """Vần chính: both bằng, and the same rime once the tone, the onset and the medial are gone."""
+    from attnlab.poet import luc_bat
+
+    def rime(syllable):          # the rime, spelt as the lesson says (a y at its start read as i)
+        s = "".join(c for c in unicodedata.normalize("NFD", syllable.lower()) if c not in TONE_MARKS)
+        s = unicodedata.normalize("NFC", s)
+        if s.startswith("gi") and (len(s) == 2 or s[2] not in VOWELS):
+            s = s[1:]                                    # gì, gìn: the i is the rime's
+        else:
+            for onset in sorted(luc_bat.ONSETS, key=len, reverse=True):
+                if s.startswith(onset) and len(s) > len(onset):
+                    s = s[len(onset):]                   # qu: q and the medial u together
+                    break
+        if (s[:1] == "o" and s[1:2] in ("a", "ă", "e")) or (s[:1] == "u" and s[1:2] in ("y", "ê", "â", "ơ")):
+            s = s[1:]                                    # the medial
+        return "i" + s[1:] if s.startswith("y") else s
+
     flat = all(not set(unicodedata.normalize("NFD", s)) & OBLIQUE_MARKS for s in (a, b))
-    return flat and _bare_rime(a) == _bare_rime(b)
+    return flat and rime(a) == rime(b)
 
 
 def rhymes_zh(a, b):
