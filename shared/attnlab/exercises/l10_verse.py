@@ -158,7 +158,9 @@ check_pattern = printing(evaluate_pattern)
 # --------------------------------------------------------------------------- rhymes
 # (a, b, the mistake that would get it wrong): each pair's answer is the package's.
 VI_PAIRS = [("hoa", "ca", "l10.hint.medial"), ("qua", "xa", "l10.hint.medial"), ("hoàng", "sang", "l10.hint.medial"),
-            ("thuyền", "tiền", "l10.hint.medial"), ("ta", "lá", "l10.hint.tone_ignored"),
+            ("thuyền", "tiền", "l10.hint.medial"), ("khoe", "xe", "l10.hint.medial"), ("hoằng", "bằng", "l10.hint.medial"),
+            ("thuê", "về", "l10.hint.medial"), ("tuần", "cân", "l10.hint.medial"), ("huơ", "thơ", "l10.hint.medial"),
+            ("ta", "lá", "l10.hint.tone_ignored"),
             ("mạ", "ta", "l10.hint.tone_ignored"), ("nhau", "dâu", "l10.hint.thong"), ("lòng", "hồng", "l10.hint.thong"),
             ("gìn", "tin", "l10.hint.gi_qu"), ("già", "ca", "l10.hint.gi_qu"), ("quê", "về", "l10.hint.gi_qu"),
             ("gì", "khi", "l10.hint.gi_qu"), ("khuya", "kia", "l10.hint.y_i"), ("yên", "tiên", "l10.hint.y_i"),
