@@ -98,12 +98,12 @@ def test_a_fresh_run_gets_the_stored_status(key, name, mutated_modules, monkeypa
     code, filename = mutated_modules[short].code, f"<mutated {module_name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)   # the source, as in a file
     exec(compile(code, filename, "exec"), module.__dict__)                            # noqa: S102
-    _, names, *_ = targets.TARGETS[key]
-    objects = tuple(getattr(module, n) for n in names)
+    _, names, *context = targets.TARGETS[key]
+    objects = tuple(getattr(module, n) for n in names) + (tuple(getattr(targets, context[0])()) if context else ())
     monkeypatch.setitem(sys.modules, module_name, module)
     try:
         set_mutant_under_test(name)
-        accepted = all(EXERCISES[key].evaluate(*objects, seed=s).ok is True for s in targets.SEEDS)
+        accepted = all(EXERCISES[targets.registry_key(key)].evaluate(*objects, seed=s).ok is True for s in targets.SEEDS)
     finally:
         set_mutant_under_test(None)
         os.environ.pop("MUTANT_UNDER_TEST", None)
