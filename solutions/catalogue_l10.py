@@ -7,7 +7,9 @@ checker's arguments in order (the student's names, and ``model`` — the lesson'
 namespace before it runs a source), ``langs``: the corpus languages to check an entry in (a wrong
 entry may narrow them), ``reference``: the reference solution's source (per language where the
 exercise depends on it: a dict), and plausible wrong solutions, each with the hint key its checker
-must give. The predict-then-run question (``my_guess``) is not graded and has no entry.
+must give. The predict-then-run question (``my_guess``, ``graded=False``) is not graded and not in
+the registry; its entry checks its hints, with ``LOW``/``HIGH`` the line-shape rates the lesson
+measures on the checkpoint's stored samples at temperatures 0.3 and 1.5.
 ``tests/test_catalogue_l10.py`` runs every entry on several seeds.
 """
 from __future__ import annotations
@@ -119,6 +121,11 @@ EXERCISES = [
                  "    return logits / temperature\n")),
              dict(label="returns log_softmax", hint="l10.hint.no_softmax", source=_probs(
                  "    return torch.log_softmax(logits / temperature, dim=-1)\n")),
+             dict(label="keeps a batch dimension", hint="l10.hint.probs_shape", source=_probs(
+                 "    return torch.softmax(logits / temperature, dim=-1)[None]\n")),
+             dict(label="the probabilities sorted, not by character", hint="l10.hint.probs_values", source=_probs(
+                 "    p = torch.softmax(logits / temperature, dim=-1)\n" + _TOPK.replace(
+                     "    return p\n", "    return p.sort(descending=True).values\n"))),
              dict(label="returns a list", hint="l10.hint.not_tensor", source=_probs(
                  "    return torch.softmax(logits / temperature, dim=-1).tolist()\n")),
              dict(label="calls the package", hint="l10.hint.forbidden", source=(
@@ -152,6 +159,19 @@ EXERCISES = [
                  _TONE_OF + "        out.append('T' if marks & OBLIQUE_MARKS else 'B')\n    return ''.join(out)\n")),
              dict(label="words for labels", hint="l10.hint.pattern_labels", langs=("vi",), source=_pattern(
                  _TONE_OF + "        out.append('trắc' if marks & OBLIQUE_MARKS else 'bằng')\n    return out\n")),
+             dict(label="the mark looked for on the last letter only", hint="l10.hint.pattern_values", langs=("vi",),
+                  source=_pattern(
+                 "    out = []\n"
+                 "    for s in form.units(line):\n"
+                 "        marks = set(unicodedata.normalize('NFD', s[-1]))\n"
+                 "        out.append('T' if marks & OBLIQUE_MARKS else 'B')\n"
+                 "    return out\n")),
+             dict(label="a set of classes", hint="l10.hint.pattern_type", langs=("vi", "zh"), source=_pattern(
+                 "    return {form.units(line)[0]}\n")),
+             dict(label="两读 left out as None", hint="l10.hint.pattern_values", langs=("zh",), source=_pattern(
+                 _LEVEL + "        kinds = {'平声' in g for g in groups}\n"
+                 "        out.append('平' if kinds == {True} else '仄' if kinds == {False} else None)\n"
+                 "    return out\n")),
              dict(label="calls the package", hint="l10.hint.forbidden", langs=("vi", "zh"), source=_pattern(
                  "    return [form.tone_class(u) for u in form.units(line)]\n")),
              dict(label="上平声 read as 上声", hint="l10.hint.shangping", langs=("zh",), source=_pattern(
@@ -198,6 +218,9 @@ EXERCISES = [
              dict(label="calls the package", hint="l10.hint.forbidden", langs=("vi", "zh"), source=(
                  "def my_rhymes(a, b):\n"
                  "    return form.rhymes(a, b)\n")),
+             dict(label="only the same character rhymes", hint="l10.hint.rhymes_values", langs=("zh",), source=(
+                 "def my_rhymes(a, b):\n"
+                 "    return a == b\n")),
              dict(label="returns a number", hint="l10.hint.rhymes_type", langs=("zh",), source=(
                  _PRELUDE + "def my_rhymes(a, b):\n"
                  "    return len({g for g in jinti.groups(a) if '平声' in g} & {g for g in jinti.groups(b) if '平声' in g})\n")),
@@ -231,5 +254,12 @@ EXERCISES = [
                  "_m = heads.attention_mass(model, LANG).mass\n"
                  "_l, _h = divmod(int(_m.argmin()), _m.shape[1])\n"
                  "my_head = (_l + 1, _h + 1)\n")),
+         ]),
+    dict(key="l10.guess", graded=False, lesson="10_poet_gpt", evaluate="attnlab.exercises.l10:evaluate_guess",
+         names=("my_guess",), call=("my_guess", "LOW", "HIGH"), langs=("vi", "zh"), reference="my_guess = True\n",
+         wrong=[
+             dict(label="the other guess", hint="l10.hint.guess_other", source="my_guess = False\n"),
+             dict(label="a string", hint="l10.hint.guess_format", source='my_guess = "True"\n'),
+             dict(label="a number", hint="l10.hint.guess_format", source="my_guess = 1\n"),
          ]),
 ]

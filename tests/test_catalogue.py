@@ -201,6 +201,8 @@ def _hint_keys(module) -> set[str]:
     the ``ex.*`` keys named in its source (its verdicts ``*.ok*``, titles and discussions aside)."""
     lesson = module.__name__.rsplit(".", 1)[1]
     source = inspect.getsource(module)
+    for part in sorted((Path(module.__file__).parent).glob(f"{lesson}_*.py")):   # l10_verse.py: lesson 10's too
+        source += part.read_text(encoding="utf-8")
     keys = set(re.findall(r'"((?:%s|ex)\.[a-z0-9_.]+)"' % lesson, source))
     keys -= set(re.findall(r'Msg\("([a-z0-9_.]+)"\)', source))            # a part of another message
     return {k for k in keys if k in CATALOG and not any(p in k for p in _NOT_HINTS)

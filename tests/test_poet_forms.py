@@ -179,9 +179,9 @@ def test_report_table_lines_up_in_chinese():
     reports = {"检查点": poet.form("zh").report(poet.validation_texts("zh")[:300], skip=0),
                "真实的诗（验证集）": poet.form("zh").report(poet.validation_texts("zh"), skip=0),
                "few": poet.form("zh").report(poet.validation_texts("zh")[:5], skip=0)}
-    rows = [r for r in forms.report_table(reports, "zh", "zh").splitlines() if r.startswith("  ") and "%" in r]
+    rows = [r for r in poet.report_table(reports, "zh", "zh").splitlines() if r.startswith("  ") and "%" in r]
     assert len(rows) == 14 and len({display_width(r.split("%")[0]) for r in rows}) == 1
-    few = [r for r in forms.report_table(reports, "zh", "zh").splitlines() if r.startswith("  few")]
+    few = [r for r in poet.report_table(reports, "zh", "zh").splitlines() if r.startswith("  few")]
     assert len(few) == 7 and all("太少" in r or "也没有" in r for r in few)
 
 

@@ -24,7 +24,7 @@ import torch
 from ..poet import heads
 from ..poet.recipe import load_pretrained
 from ..poet.sample import next_token_probs
-from ._common import (Draw, Exercise, Feedback, Verdict, attempt, evaluate, evaluate_exercise, forbidden_use,
+from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, attempt, evaluate, evaluate_exercise, forbidden_use,
                       is_tensor, judging, kind, printing, raises, references, source_of, to_data, value_of)
 from ._common import close as _close, shape as _shape
 from .l10_verse import (PATTERN, RHYMES, check_pattern, check_rhymes, evaluate_pattern,  # noqa: F401
@@ -197,7 +197,7 @@ def evaluate_guess(guess, low: float, high: float, lang: str | None = None) -> F
     to give more well-formed lines than the high one. ``low``/``high``: the measured fractions."""
     def check():
         if guess is None or guess is Ellipsis:
-            return None, "ex.not_done", {}
+            raise NotDone
         if not isinstance(guess, bool):
             return False, "l10.hint.guess_format", {"got": repr(guess)}
         fields = {"low": round(100 * low), "high": round(100 * high)}

@@ -222,18 +222,16 @@ def judge_rhymes(results: dict, *, seed: int):
 
 
 def _likeliest(wrong: list[tuple]) -> tuple:
-    """The pair whose trap names the mistake best: a wrong onset pair first (if ta – là fails, the
-    onset was never removed), else the trap that most wrong pairs share (ties: the first listed)."""
-    named = [w for w in wrong if w[0]]
-    if not named:
-        return wrong[0]
-    onset = [w for w in named if w[0] == "l10.hint.onset"]
+    """The wrong pair that names the mistake best: a wrong onset pair first (if ta – là fails, the
+    onset was never removed); else the kind of pair most of the wrong ones are (a trap's hint, or
+    plain pairs of the corpus: the general hint); ties go to a trap, the first listed."""
+    onset = [w for w in wrong if w[0] == "l10.hint.onset"]
     if onset:
         return onset[0]
-    keys = [w[0] for w in named]
+    keys = [w[0] for w in wrong]
     order = [t for _, _, t in VI_PAIRS + ZH_PAIRS]
-    best = max(set(keys), key=lambda k: (keys.count(k), -order.index(k)))
-    return next(w for w in named if w[0] == best)
+    best = max(set(keys), key=lambda k: (keys.count(k), k is not None, -order.index(k) if k else 0))
+    return next(w for w in wrong if w[0] == best)
 
 
 RHYMES = Exercise("l10.rhymes", "l10.ex.rhymes", ("my_rhymes",), probe_rhymes, judge_rhymes,

@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 from .corpus import LANGS, PROMPTS, Corpus, Vocab, load_corpus, poems, read_text, validation_texts
-from .forms import Measure, form, report_table
+from .forms import Measure, form
+from .report import report_table
 from .model import LADDER, PoetConfig, PoetGPT, bigram_loss, make_model, uniform_loss
 from .recipe import (LIVE_BATCH, LIVE_STEPS, load_pretrained, new_model, read_checkpoint, save_checkpoint,
                     train, validation_loss)

@@ -30,13 +30,9 @@ import functools
 import math
 from typing import NamedTuple
 
-from ..text import display_width
 from . import jinti, luc_bat
 from .chance import order_chance, pair_chance, shuffle_chance
 from .verse import poem_flags, units
-
-
-MIN_COUNT = 100                   # a rate over fewer lines or pairs than this is not reported
 
 
 class Measure(NamedTuple):
@@ -292,31 +288,3 @@ def form(lang: str):
     """The verse form of the corpus ``lang``: lục bát ("vi") or 近体诗 ("zh")."""
     from .corpus import _lang
     return {"vi": LucBat, "zh": JinTi}[_lang(lang)]()
-
-
-def report_table(reports: dict[str, dict[str, Measure]], lang_of_form: str, lang: str | None = None,
-                 min_count: int = MIN_COUNT) -> str:
-    """The verse reports of several texts (name -> ``form.report(...)``) as aligned lines, measure
-    by measure: each rate with how many it counts and its chance level, in the reader's language.
-    A rate over fewer than ``min_count`` lines or pairs is not printed (only how few there are)."""
-    from ..course.i18n import num, t
-    from ..text import pad
-    width = max(display_width(name) for name in reports)
-    out = []
-    for key in form(lang_of_form).MEASURES:
-        label = f"poet.measure.{lang_of_form}.{key}"
-        out.append(t(label, lang))
-        for name, report in reports.items():
-            m, unit = report[key], t(label + ".unit", lang)
-            if m.total == 0:
-                out.append("  " + t("poet.report.none", lang, name=pad(name, width), unit=unit))
-                continue
-            if m.total < min_count:
-                out.append("  " + t("poet.report.few", lang, name=pad(name, width), n=num(m.total, ",", lang), unit=unit))
-                continue
-            row = t("poet.report.row", lang, name=pad(name, width), rate=f"{num(100 * m.rate, '.0f', lang) + '%':>4}",
-                    n=f"{num(m.total, ',', lang):>5}", unit=unit)
-            if m.chance is not None:
-                row += t("poet.report.chance", lang, chance=f"{num(100 * m.chance, '.0f', lang)}%")
-            out.append("  " + row)
-    return "\n".join(out)
