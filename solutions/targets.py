@@ -46,10 +46,31 @@ TARGETS: dict[str, tuple] = {
     "capstone_steps.merge": ("capstone_steps", ("merge_heads",)),
     "capstone.multihead": ("capstone", ("MultiHeadAttention",)),
     "capstone.block": ("capstone", ("TransformerBlock",)),
+    # Lesson 10: the verse exercises have one reference per corpus language ("@vi", "@zh": the same
+    # registry key, the language passed as the probe's second argument). l10.head has no code to
+    # mutate (the answer is read off the figures).
+    "l10.probs": ("l10", ("probs",)),
+    "l10.pattern@vi": ("l10", ("pattern_vi",), "lesson_10_vi"),
+    "l10.pattern@zh": ("l10", ("pattern_zh",), "lesson_10_zh"),
+    "l10.rhymes@vi": ("l10", ("rhymes_vi",), "lesson_10_vi"),
+    "l10.rhymes@zh": ("l10", ("rhymes_zh",), "lesson_10_zh"),
 }
 
 #: The probe seeds of a mutation run: a mutant is killed when its checker rejects it on any of them.
 SEEDS = (0, 1, 2)
+
+
+def lesson_10_vi(*found) -> tuple:
+    return found + ("vi",)
+
+
+def lesson_10_zh(*found) -> tuple:
+    return found + ("zh",)
+
+
+def registry_key(key: str) -> str:
+    """The exercise a target checks: its key without a "@language" suffix."""
+    return key.split("@")[0]
 
 
 def objects(key: str) -> tuple:

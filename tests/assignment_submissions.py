@@ -32,8 +32,15 @@ def load_catalogue() -> list[dict] | None:
             if e.name not in (name, "solutions"):
                 raise
             continue
-        entries = (entries or []) + list(module.EXERCISES)
+        entries = (entries or []) + [e for e in module.EXERCISES if e.get("graded", True)]   # not the ungraded guess
     return entries
+
+
+def reference(entry: dict, lang: str) -> str:
+    """The entry's reference answer in a lesson of language ``lang`` (catalogue_l10 gives one per
+    corpus language where the answer depends on it)."""
+    ref = entry["reference"]
+    return ref[lang] if isinstance(ref, dict) else ref
 
 
 def evaluate_paths(source_nb) -> dict:
@@ -88,7 +95,7 @@ def depends_on(entry: dict, entries: list[dict]) -> list[dict]:
     """The exercises of the same lesson whose reference the entry's context runs: in the notebook
     that code is the student's own earlier answer (lesson 09's block uses the class of exercise 1)."""
     return [d for d in entries if d is not entry and d["lesson"] == entry["lesson"]
-            and d["reference"].strip() in entry.get("context", "")]
+            and any(reference(d, lang).strip() in entry.get("context", "") for lang in ("vi", "zh"))]
 
 
 def wrong_in(entry: dict, lang: str) -> list[dict]:
@@ -132,7 +139,7 @@ def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> di
             paths = evaluate_paths(nbformat.read(built / "source" / aid / f"{stem}.ipynb", as_version=4))
             entries = [e for e in catalogue if e["lesson"] == stem and e["evaluate"] in paths]
             gid = {e["key"]: paths[e["evaluate"]] for e in entries}
-            refs = {gid[e["key"]]: _in_lesson(e, e["reference"]) for e in entries}
+            refs = {gid[e["key"]]: _in_lesson(e, reference(e, lang)) for e in entries}
             missing += [f"{aid}: {g}" for g in paths.values() if g not in refs]
             base = {g: (1.0 if g in refs else 0.0, None) for g in paths.values()}
             put(folder, "reference", aid, with_answers(release, refs))

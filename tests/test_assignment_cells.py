@@ -94,5 +94,5 @@ def test_lesson_10_loads_the_checkpoint_and_keeps_the_guess_ungraded():
     nb = nbformat.read(ROOT / "lessons_zh" / "10_poet_gpt.ipynb", as_version=4)
     lesson = read_lesson(nb, "10_poet_gpt")
     assert lesson.context.rstrip().endswith("model = poet.load_pretrained(LANG)") and "poet.train(" not in lesson.context
-    assert [(e.key, e.graded) for e in lesson.exercises] == [       # in the lesson's order: ex. 3 sits in §6
-        ("l10.head", True), ("l10.probs", True), ("l10.units", True), ("l10.guess", False)]
+    assert [(e.key, e.graded) for e in lesson.exercises] == [       # in the lesson's order: ex. 1 in §4, 2-4 in §5, 5 in §6
+        ("l10.probs", True), ("l10.pattern", True), ("l10.rhymes", True), ("l10.guess", False), ("l10.head", True)]

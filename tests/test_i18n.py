@@ -72,6 +72,7 @@ DYNAMIC = {
     "explorer.model.": "explorer: t(f'explorer.model.{m}') for every model",
     "explorer.side.": "explorer: t(f'explorer.side.{s}') for every padding side",
     "explorer.": "explorer: t(f'explorer.{key}') for every control's label",
+    "poet.measure.": "poet.forms.report_table: t(f'poet.measure.{lang}.{key}') (and '.unit') for every measure",
 }
 
 

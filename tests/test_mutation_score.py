@@ -109,7 +109,7 @@ def test_a_fresh_run_gets_the_stored_status(key, name, mutated_modules, monkeypa
             objects = getattr(targets, context[0])(*found) if context else found
         except Exception:                                                    # noqa: BLE001
             objects = None
-        accepted = objects is not None and all(EXERCISES[key].evaluate(*objects, seed=s).ok is True
+        accepted = objects is not None and all(EXERCISES[targets.registry_key(key)].evaluate(*objects, seed=s).ok is True
                                                for s in targets.SEEDS)
     finally:
         set_mutant_under_test(None)

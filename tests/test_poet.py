@@ -274,56 +274,6 @@ def test_poem_flags():
     assert verse.poem_flags(poet.read_text("zh") + "\n").count(True) == 8703
 
 
-def test_tone_and_rime():
-    assert [verse.tone(s) for s in ("ta", "là", "lá", "lả", "lã", "lạ")] == ["ngang", "huyen", "sac", "hoi", "nga", "nang"]
-    assert verse.tone(unicodedata.normalize("NFD", "người")) == "huyen"
-    assert [verse.is_flat(s) for s in ("ta", "là", "lá", "lạ")] == [True, True, False, False]
-    cases = {"Trăm": "ăm", "nhau": "au", "dâu": "âu", "Nghìn": "in", "nghiêng": "iêng", "gìn": "in",
-             "già": "a", "giữa": "ưa", "gì": "i", "quen": "en", "Quê": "ê", "đèn": "en", "hoá": "oa",
-             "hóa": "oa", "ươm": "ươm", "khuya,": "uya", "trong": "ong", "Thúy": "uy"}
-    assert {s: verse.rime(s) for s in cases} == cases
-    assert verse.rime(unicodedata.normalize("NFD", "Người")) == "ươi"
-
-
-def _line(n):
-    return poet.read_text("vi").splitlines()[n - 1]
-
-
-@pytest.mark.parametrize("a, b", [
-    ((1, 6), (2, 6)),        # ta / là
-    ((4, 8), (5, 6)),        # lòng / phong
-    ((6, 8), (7, 6)),        # ghen / đèn
-    ((9, 6), (10, 6)),       # Minh / kinh
-])
-def test_real_rhymes_from_the_poem(a, b):
-    x, y = verse.units(_line(a[0]), "vi")[a[1] - 1], verse.units(_line(b[0]), "vi")[b[1] - 1]
-    assert verse.rhymes(x, y) and verse.rhymes(y, x), (x, y)
-
-
-@pytest.mark.parametrize("x, y", [
-    ("nhau", "dâu"),         # lines 2 / 3 of the poem: a near rhyme (au / âu), not strict
-    ("phong", "hồng"),       # lines 5 / 6: ong / ông
-    ("ta", "lá"),            # same rime, but lá is sắc (not flat)
-    ("lạ", "ta"),            # nặng
-    ("ta", "tan"),
-    ("gìn", "gì"),
-])
-def test_non_rhymes(x, y):
-    assert not verse.rhymes(x, y)
-
-
-def test_the_poem_rhymes_far_more_often_than_random_pairs():
-    lines = poet.read_text("vi").splitlines()
-    flags = verse.rhyme_flags(lines)
-    assert len(flags) == 1627
-    real = sum(flags) / len(flags)
-    g = torch.Generator().manual_seed(0)
-    cps = verse.couplets(lines)
-    i, j = torch.randint(0, len(cps), (2, 3000), generator=g)
-    rand = sum(verse.rhymes(cps[a][0][5], cps[b][1][5]) for a, b in zip(i.tolist(), j.tolist())) / 3000
-    assert 0.45 < real < 0.6 and rand < 0.08
-
-
 # ---------------------------------------------------------------------------------------- heads
 class _Uniform(torch.nn.Module):
     """A stand-in model whose every head spreads its weight evenly over the visible keys."""

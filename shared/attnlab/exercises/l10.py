@@ -1,154 +1,178 @@
 """Exercise checkers for lesson 10 (a GPT that writes verse).
 
 - ``check_probs(fn)``: ``fn(logits (V,), temperature, top_k) -> probabilities (V,)``: softmax of
-  logits / temperature, only the top_k most likely kept (None: all), renormalised.
-- ``check_units(fn, lang)``: ``fn(line, lang) -> list[str]``: the syllables (vi) or characters
-  (zh) of a verse line, punctuation left out (``attnlab.poet.verse.units``).
+  logits / temperature, only the top_k most likely kept (ties with the k-th too; None: all),
+  renormalised.
+- ``check_pattern(fn, lang)`` and ``check_rhymes(fn, lang)``: the verse itself (``l10_verse``).
 - ``check_head(model, lang, answer)``: ``answer = (layer, head)`` counted from 1; right if that
   head puts at least ``HEAD_SHARE`` of the best head's weight on the line-break relation
   (``attnlab.poet.heads.BREAK``: from the first syllable (vi) or character (zh) of a line to the
-  punctuation that ends the line before).
+  punctuation that ends the line before), measured on the package's checkpoint.
 - ``check_guess(guess, low, high)``: the predict-then-run question (ungraded: it says whether
-  the guess matched the measurement).
+  the guess matched the measurement; not in the registry).
 
-Each checker recognises the typical mistakes and prints a hint for the first one it meets,
-never the solution. ``_diagnose_*`` return ``(ok, message key, fields)`` for the tests.
+Each is a probe and a judge (docs/checkers.md): the judge recognises the typical mistakes and
+words a hint for the first one it meets, never the solution.
 """
 from __future__ import annotations
 
+import functools
 import numbers
-import unicodedata
 
 import torch
 
-from ..poet import heads, verse
+from ..poet import heads
+from ..poet.recipe import load_pretrained
 from ..poet.sample import next_token_probs
-from ._common import Feedback, NotDone, call_student, close, evaluate, printing
+from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, attempt, evaluate, evaluate_exercise, forbidden_use,
+                      is_tensor, judging, kind, printing, raises, references, source_of, to_data, value_of)
+from ._common import close as _close, shape as _shape
+from .l10_verse import (PATTERN, RHYMES, check_pattern, check_rhymes, evaluate_pattern,  # noqa: F401
+                        evaluate_rhymes, judge_pattern, judge_rhymes, probe_pattern, probe_rhymes)
 
 HEAD_SHARE = 0.8
 
+
 # ------------------------------------------------------------------------------------ probs
-def _logit_cases() -> list[torch.Tensor]:
-    g = torch.Generator().manual_seed(10)
-    return [torch.randn(12, generator=g) * 2, torch.randn(40, generator=g), torch.linspace(3.0, -2.0, 7)]
+def _probs_cases(seed: int) -> list[tuple[torch.Tensor, float, int | None]]:
+    """(logits, temperature, top_k): sizes, temperatures and k drawn from the seed; one case of
+    ties at the k-th place; top_k None first (a missing softmax is named before any top-k advice)."""
+    d = Draw(seed, "l10.probs")
+    V1, V2, V3 = d.sample(range(6, 41), 3)
+    t1, t2 = d.sample([0.5, 0.7, 1.5, 2.0, 2.5], 2)
+    k = d.int(3, V2 - 2)                                          # k >= 3: "k - 1" and "only the top one" differ
+    tied_k = d.int(2, 5)
+    tied = 2 * d.randn(V3)
+    top = tied.topk(tied_k + 1).indices
+    tied[top[tied_k]] = tied[top[tied_k - 1]]                     # the k-th and the (k+1)-th tie
+    return [(2 * d.randn(V1), 1.0, None), (2 * d.randn(V2), t1, None), (2 * d.randn(V2), 1.0, k),
+            (2 * d.randn(V1), t2, k if k < V1 else 3), (2 * d.randn(V3), t1, 1), (tied, 1.0, tied_k),
+            (2 * d.randn(V1), t2, V1)]
 
 
-SETTINGS = [(1.0, None), (0.5, None), (2.0, None), (1.0, 3), (0.7, 1), (1.5, 5)]
+def probe_probs(fn, *, seed: int) -> dict:
+    results = {"source": source_of(fn), "references": references(fn)}
+    for i, (logits, temperature, top_k) in enumerate(_probs_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, logits.clone(), temperature, top_k)
+        if "value" not in outcome or outcome["value"] is None:
+            break
+    return results
 
 
 def _variants(logits, temperature, top_k):
     """The typical mistakes, as (hint key, what they would return)."""
     V = logits.shape[-1]
     soft = torch.softmax(logits / temperature, -1)
-    out = [("l10.hint.temp_multiply", next_token_probs(logits * temperature, 1.0, top_k)),
-           ("l10.hint.temp_ignored", next_token_probs(logits, 1.0, top_k))]
+    out = [("l10.hint.no_softmax", logits / temperature), ("l10.hint.no_softmax", torch.log_softmax(logits / temperature, -1)),
+           ("l10.hint.temp_multiply", next_token_probs(logits * temperature, 1.0, top_k)),
+           ("l10.hint.temp_ignored", next_token_probs(logits, 1.0, top_k)),
+           ("l10.hint.temp_wrong", next_token_probs(logits, temperature ** 0.5, top_k))]
     if top_k is not None and top_k < V:
         kth = soft.topk(top_k).values[-1]
         out.append(("l10.hint.not_normalised", torch.where(soft >= kth, soft, 0.0)))
         smallest = soft.topk(top_k, largest=False).values[-1]
         kept = torch.where(soft <= smallest, soft, 0.0)
         out.append(("l10.hint.topk_smallest", kept / kept.sum()))
+        if top_k > 1:
+            out.append(("l10.hint.topk_kth", next_token_probs(logits, temperature, 1)))
         for k in (top_k - 1, top_k + 1):
             if 1 <= k <= V:
                 out.append(("l10.hint.topk_off_by_one", next_token_probs(logits, temperature, k)))
         if top_k == 1:
-            kept = torch.where(soft > kth, soft, 0.0)           # nothing kept: strictly above the top
-            out.append(("l10.hint.topk_off_by_one", kept))
+            out.append(("l10.hint.topk_off_by_one", torch.where(soft > kth, soft, 0.0)))   # nothing kept
         out.append(("l10.hint.topk_ignored", soft))
     return out
 
 
-def _diagnose_probs(fn):
-    for logits in _logit_cases():
-        for temperature, top_k in SETTINGS:
-            got = call_student(fn, logits.clone(), temperature, top_k)
-            if not isinstance(got, torch.Tensor):
-                return False, "l10.hint.not_tensor", {"got": type(got).__name__}
-            got = got.detach().float()
-            if tuple(got.shape) != tuple(logits.shape):
-                return False, "l10.hint.probs_shape", {"got": tuple(got.shape), "expected": tuple(logits.shape)}
-            want = next_token_probs(logits, temperature, top_k)
-            if close(got, want):
-                continue
-            fields = {"temperature": temperature, "top_k": "None" if top_k is None else top_k}
-            for key, variant in _variants(logits, temperature, top_k):
-                if close(got, variant):
-                    return False, key, fields
-            if (got < 0).any() or abs(float(got.sum()) - 1) > 1e-4:
-                return False, "l10.hint.not_normalised", fields
-            return False, "l10.hint.probs_values", fields
+def _probs_error(top_k):
+    def hint(error: dict):
+        message = error["message"]
+        if top_k is None and raises(error, "TypeError") and ("NoneType" in message or "not NoneType" in message
+                                                             or "'k'" in message or "None" in message):
+            return False, "l10.hint.topk_none", {}
+        return None
+    return hint
+
+
+@judging
+def judge_probs(results: dict, *, seed: int):
+    name = forbidden_use(results, {"next_token_probs", "generate"})
+    if name:
+        raise Verdict(False, "l10.hint.forbidden", name=name)
+    for i, (logits, temperature, top_k) in enumerate(_probs_cases(seed)):
+        got = value_of(results, f"case{i}", errors=_probs_error(top_k))
+        fields = {"temperature": temperature, "top_k": "None" if top_k is None else top_k}
+        if not is_tensor(got):
+            return False, "l10.hint.not_tensor", {"got": kind(got)}
+        if tuple(got.shape) != tuple(logits.shape):
+            return False, "l10.hint.probs_shape", {"got": _shape(got), "expected": _shape(logits)}
+        got = got.detach().double()
+        if not torch.isfinite(got).all() and top_k is None:
+            return False, "l10.hint.no_softmax", fields
+        want = next_token_probs(logits, temperature, top_k)
+        if _close(got, want):
+            continue
+        kept = got > 0
+        if (top_k is not None and int(kept.sum()) == top_k < int((want > 0).sum())
+                and not (kept & ~(want > 0)).any()):
+            return False, "l10.hint.topk_ties", fields                  # exactly k kept: a tie dropped
+        for key, variant in _variants(logits, temperature, top_k):
+            if _close(got, variant):
+                return False, key, fields
+        if (got < 0).any() or not torch.isfinite(got).all() or abs(float(got.sum()) - 1) > 1e-4:
+            return False, "l10.hint.no_softmax" if top_k is None else "l10.hint.not_normalised", fields
+        return False, "l10.hint.probs_values", fields
     return True, "l10.ok.probs", {}
 
 
-def evaluate_probs(fn, lang: str | None = None) -> Feedback:
+PROBS = Exercise("l10.probs", "l10.ex.probs", ("my_probs",), probe_probs, judge_probs)
+
+
+def evaluate_probs(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(logits (V,), temperature, top_k) -> (V,)`` probabilities."""
-    return evaluate("l10.ex.probs", lambda: _diagnose_probs(fn), lang)
+    return evaluate_exercise(PROBS, (fn,), lang, seed)
 
 check_probs = printing(evaluate_probs)
 
 
-# ------------------------------------------------------------------------------------ units
-UNIT_CASES = {
-    "vi": ["Trăm năm trong cõi người ta,", "Chữ tài chữ mệnh khéo là ghét nhau.",
-           "Ngọn đèn khi tỏ khi mờ", "Rằng:  Hồng nhan tự thuở xưa,", "Bây giờ ... ai biết ai đâu!",
-           "  Đã lòng hiển hiện cho xem,  "],
-    "zh": ["白日依山尽，", "黄河入海流。", "欲穷千里目", "春眠，不觉晓。", "  更上一层楼。  "],
-}
-
-
-def _diagnose_units(fn, lang):
-    for line in UNIT_CASES[lang]:
-        got = call_student(fn, line, lang)
-        if isinstance(got, numbers.Integral):
-            return False, "l10.hint.units_count", {}
-        if not isinstance(got, (list, tuple)) or not all(isinstance(u, str) for u in got):
-            return False, "l10.hint.units_type", {"got": type(got).__name__}
-        got = [unicodedata.normalize("NFC", u) for u in got]
-        want = verse.units(line, lang)
-        if got == want:
-            continue
-        fields = {"line": line.strip()}
-        if "" in got or any(u.isspace() for u in got):
-            return False, "l10.hint.units_empty", fields
-        if any(c in verse.PUNCTUATION for u in got for c in u):
-            return False, "l10.hint.units_punct", fields
-        if lang == "vi" and len(got) > len(want) and all(len(u) == 1 for u in got):
-            return False, "l10.hint.units_chars", fields
-        if lang == "zh" and len(got) < len(want):
-            return False, "l10.hint.units_words", fields
-        return False, "l10.hint.units_values", {**fields, "got": len(got), "expected": len(want)}
-    return True, "l10.ok.units", {}
-
-
-def evaluate_units(fn, corpus_lang: str, lang: str | None = None) -> Feedback:
-    """``fn(line, corpus_lang) -> list[str]``: the units of a verse line of the corpus ``corpus_lang``
-    ('vi' or 'zh'); ``lang``: the language of the feedback (default: the current one)."""
-    return evaluate("l10.ex.units", lambda: _diagnose_units(fn, corpus_lang), lang)
-
-check_units = printing(evaluate_units)
-
-
 # ------------------------------------------------------------------------------------- head
-def _diagnose_head(model, lang, answer):
-    if answer is None or answer is Ellipsis:
-        raise NotDone
+def probe_head(model, lang, answer, *, seed: int) -> dict:
+    """The answer as plain data. The judge measures the package's own checkpoint of ``lang``
+    (not the model handed in: a grader never trusts a model from the student's kernel)."""
+    return {"lang": lang if lang in ("vi", "zh") else None,
+            "answer": {"not_done": True} if answer is None or answer is Ellipsis else {"value": to_data(answer)}}
+
+
+@functools.lru_cache(maxsize=2)
+def _mass(lang: str) -> tuple[torch.Tensor, float]:
+    with torch.random.fork_rng(devices=[]):
+        m = heads.attention_mass(load_pretrained(lang), lang)
+    return m.mass, m.uniform
+
+
+@judging
+def judge_head(results: dict, *, seed: int):
+    lang = results.get("lang")
+    if lang not in ("vi", "zh"):
+        raise Verdict(False, "ex.no_result")
+    answer = value_of(results, "answer")
     if (not isinstance(answer, (tuple, list)) or len(answer) != 2
             or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in answer)):
-        return False, "l10.hint.head_format", {"got": repr(answer)}
+        return False, "l10.hint.head_format", {"got": repr(answer) if not isinstance(answer, dict) else kind(answer)}
     layer, head = (int(v) for v in answer)
-    m = heads.attention_mass(model, lang)
-    L, H = m.mass.shape
-    need = HEAD_SHARE * float(m.mass.max())
+    mass, uniform = _mass(lang)
+    L, H = mass.shape
+    need = HEAD_SHARE * float(mass.max())
 
     def good(l, h):
-        return 1 <= l <= L and 1 <= h <= H and float(m.mass[l - 1, h - 1]) >= need
+        return 1 <= l <= L and 1 <= h <= H and float(mass[l - 1, h - 1]) >= need
 
     if not (1 <= layer <= L and 1 <= head <= H):
         if 0 in (layer, head) and good(layer + 1, head + 1):
             return False, "l10.hint.head_zero_based", {}
         return False, "l10.hint.head_range", {"layers": L, "heads": H, "layer": layer, "head": head}
-    mass = float(m.mass[layer - 1, head - 1])
-    fields = {"layer": layer, "head": head, "mass": round(mass, 3), "uniform": round(m.uniform, 3)}
+    value = float(mass[layer - 1, head - 1])
+    fields = {"layer": layer, "head": head, "mass": round(value, 3), "uniform": round(uniform, 3)}
     if good(layer, head):
         return True, "l10.ok.head", fields
     if good(layer + 1, head + 1):                 # a strong head, counted from 0
@@ -156,10 +180,13 @@ def _diagnose_head(model, lang, answer):
     return False, "l10.hint.head_weak", fields
 
 
-def evaluate_head(model, corpus_lang: str, answer, lang: str | None = None) -> Feedback:
+HEAD = Exercise("l10.head", "l10.ex.head", ("my_head",), probe_head, judge_head, args=("model", "LANG", "my_head"))
+
+
+def evaluate_head(model, corpus_lang: str, answer, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``answer = (layer, head)``, counted from 1: a head that looks at the previous line's
-    punctuation (``heads.BREAK``) in the model of the corpus ``corpus_lang``."""
-    return evaluate("l10.ex.head", lambda: _diagnose_head(model, corpus_lang, answer), lang)
+    punctuation (``heads.BREAK``) in the checkpoint of the corpus ``corpus_lang``."""
+    return evaluate_exercise(HEAD, (model, corpus_lang, answer), lang, seed)
 
 check_head = printing(evaluate_head)
 
@@ -179,3 +206,5 @@ def evaluate_guess(guess, low: float, high: float, lang: str | None = None) -> F
     return evaluate("l10.ex.guess", check, lang)
 
 check_guess = printing(evaluate_guess)
+
+EXERCISES = (PROBS, PATTERN, RHYMES, HEAD)

@@ -9,13 +9,15 @@
 """
 from __future__ import annotations
 
-from .corpus import LANGS, Corpus, Vocab, load_corpus, poems, read_text
+from .corpus import LANGS, PROMPTS, Corpus, Vocab, load_corpus, poems, read_text, validation_texts
+from .forms import Measure, form
+from .report import report_table
 from .model import LADDER, PoetConfig, PoetGPT, bigram_loss, make_model, uniform_loss
 from .recipe import (LIVE_BATCH, LIVE_STEPS, load_pretrained, new_model, read_checkpoint, save_checkpoint,
                     train, validation_loss)
 
 __all__ = [
-    "LANGS", "Corpus", "Vocab", "load_corpus", "poems", "read_text", "LADDER", "PoetConfig", "PoetGPT",
+    "LANGS", "PROMPTS", "Corpus", "Vocab", "load_corpus", "poems", "read_text", "validation_texts", "Measure", "form", "report_table", "LADDER", "PoetConfig", "PoetGPT",
     "bigram_loss", "make_model", "uniform_loss", "LIVE_BATCH", "LIVE_STEPS", "load_pretrained", "new_model",
     "read_checkpoint", "save_checkpoint", "train", "validation_loss",
 ]

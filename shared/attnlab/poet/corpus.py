@@ -25,6 +25,7 @@ from ..course.i18n import t
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "corpora"
 FILES = {"vi": "truyen_kieu.txt", "zh": "tang_jueju_lushi.txt"}
 LANGS = tuple(FILES)
+PROMPTS = {"vi": "Trăm năm trong cõi người ta,\n", "zh": "白日依山尽，\n"}   # the lesson's first line
 VI_BLOCK = 40            # lines per validation block in Truyện Kiều (20 couplets)
 HOLD_OUT_EVERY = 10      # every tenth block (vi) / poem (zh) is validation text
 
@@ -62,6 +63,17 @@ def _split(lang: str) -> tuple[str, str]:
         pick = [i % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1 for i in range(len(units))]
         join = lambda keep: "".join(u for u, v in zip(units, pick) if v == keep)  # noqa: E731
     return join(False), join(True)
+
+
+def validation_texts(lang: str) -> list[str]:
+    """The validation text as the separate pieces it was cut from: vi, the blocks of 40 lines
+    (20 couplets); zh, the poems (each ending with a blank line). For measures that pair a line
+    with the next one, which must not pair the last line of one piece with the first of another."""
+    if _lang(lang) == "vi":
+        lines = read_text(lang).splitlines(keepends=True)
+        blocks = [lines[i:i + VI_BLOCK] for i in range(0, len(lines), VI_BLOCK)]
+        return ["".join(b) for i, b in enumerate(blocks) if i % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1]
+    return ["\n".join(p) + "\n\n" for i, p in enumerate(poems(lang)) if i % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Training, validation loss and checkpoints of lesson 10's GPT.
 
-The recipe is fixed (seed, steps, batch, learning rate), runs on one CPU thread by default, and
-returns the loss of every step; ``validation_loss`` scores every non-overlapping validation window.
+The recipe is fixed (seed, steps, batch, learning rate), trains with ``attnlab.training.fit`` (the
+course's one training loop) on one CPU thread by default, and returns the loss of every step; ``validation_loss`` scores every non-overlapping validation window.
 Checkpoints store the weights in float16 (the Chinese model's embedding alone has 5,117 x 64
 numbers) and load as float32; their validation loss is measured on the loaded weights.
 """
@@ -12,7 +12,7 @@ import pathlib
 
 import torch
 
-from ..training import cpu_threads, eval_mode, num_parameters, one_cpu_thread, warmup_cosine  # noqa: F401
+from ..training import eval_mode, fit, num_parameters, one_cpu_thread  # noqa: F401
 from .corpus import Corpus, load_corpus
 from .model import PoetConfig, PoetGPT, loss_on, make_model
 
@@ -38,31 +38,16 @@ def new_model(corpus: Corpus, seed: int = SEED, **sizes) -> PoetGPT:
 
 def train(model: PoetGPT, corpus: Corpus, steps: int, batch_size: int = BATCH_SIZE, lr: float = LR,
           warmup: int | None = None, seed: int = SEED, weight_decay: float = WEIGHT_DECAY,
-          threads: int | None = 1) -> list[float]:
-    """Train ``model`` in place with AdamW on seeded windows of the training text; the loss of every step.
-
-    Linear warm-up (default: a tenth of the steps), then a cosine decay to zero. ``threads``: CPU
-    threads during training (None: unchanged), restored afterwards. The model is left in eval mode.
-    """
+          threads: int | None = 1, device="cpu", progress: bool = False) -> list[float]:
+    """Train ``model`` in place on seeded windows of the training text with the course's one loop,
+    ``attnlab.training.fit`` (AdamW, linear warm-up: by default a tenth of the steps, then a cosine
+    decay to zero); the loss of every step. ``threads``: CPU threads during training (None:
+    unchanged), restored afterwards. ``device``: where to train (the CPU by default: the lesson's
+    figures and the checkpoints are the CPU's; None: CUDA when present). The model is left on
+    ``device``, in eval mode."""
     warmup = max(1, steps // 10) if warmup is None else warmup
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    batches = corpus.batches(batch_size, model.config.context, seed)
-    history = []
-    try:
-        with cpu_threads(threads):
-            for step in range(steps):
-                for group in optimizer.param_groups:
-                    group["lr"] = warmup_cosine(step, steps, lr, warmup)
-                inputs, targets = next(batches)
-                loss = loss_on(model, inputs, targets)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                history.append(loss.item())
-    finally:
-        model.eval()
-    return history
+    return fit(model, corpus.batches(batch_size, model.config.context, seed), loss_on, steps=steps, lr=lr,
+               warmup=warmup, weight_decay=weight_decay, device=device, progress=progress, threads=threads)
 
 
 @one_cpu_thread
