@@ -40,7 +40,9 @@ def setup_cell(repo_url: str = REPO_URL, package: str = f"{DISTRIBUTION}=={VERSI
     opens the lessons from GitHub, pip installs it from the repository (Colab's own torch,
     matplotlib and ipywidgets stay). Anywhere else pip installs it by name, the version the
     notebook was written for, from the student's own package index (PyPI or a university's
-    mirror, whatever pip is configured with), so GitHub is never needed.
+    mirror, whatever pip is configured with), so GitHub is never needed. When pip fails the cell
+    stops with one line per language (it runs before the lesson sets its language, and the same
+    cell serves every notebook) and the exact pip command for this kernel's interpreter.
     """
     return f'''\
 # Cài đặt · 环境设置 · Setup: attnlab
@@ -55,7 +57,10 @@ if importlib.util.find_spec("attnlab") is None:
     else:
         source = f"git+{{COURSE_REPO}}" if "google.colab" in sys.modules else COURSE_PACKAGE
         if subprocess.run([sys.executable, "-m", "pip", "install", "-q", source]).returncode != 0:
-            raise SystemExit(f"pip could not install {{source}}: see “Install with pip” in the course README")
+            raise SystemExit(f"pip không cài được {{source}}: hãy cài gói vào môi trường của kernel này rồi khởi động lại kernel.\\n"
+                             f"pip 无法安装 {{source}}：请把它装进这个 kernel 所用的环境，然后重启 kernel。\\n"
+                             f"pip could not install {{source}}: install it into this kernel's environment, then restart the kernel.\\n"
+                             f"    {{sys.executable}} -m pip install {{source}}")
         importlib.invalidate_caches()
 
 import attnlab
