@@ -75,6 +75,13 @@ def colab_url(path: str) -> str:
     return f"https://colab.research.google.com/github/{REPO}/blob/{BRANCH}/{path}"
 
 
+def repo_url(path: str) -> str:
+    """The page of a repository file or folder on GitHub (README.md links this way: the same README
+    is the PyPI description, where a relative link leads nowhere)."""
+    kind = "tree" if path.endswith("/") else "blob"           # a folder is written with its trailing /
+    return f"{REPO_URL}/{kind}/{BRANCH}/{path.rstrip('/')}"
+
+
 def binder_url() -> str:
     return f"https://mybinder.org/v2/gh/{REPO}/{BRANCH}?urlpath=lab"
 
@@ -102,12 +109,13 @@ README_START, README_END = "<!-- lessons:start (make sync writes this table from
 
 
 def readme_lessons() -> str:
-    """The lesson table of the top-level README.md: one row per lesson, one column per course language."""
+    """The lesson table of the top-level README.md: one row per lesson, one column per course language
+    (absolute links: README.md is also the PyPI description)."""
     from .languages import NAMES
     rows = ["| | " + " | ".join(NAMES[lang] for lang in COURSE_LANGUAGES) + " |",
             "|---|" + "---|" * len(COURSE_LANGUAGES)]
     for stem, titles in LESSONS.items():
-        cells = [f"[{titles[lang]}]({_LESSON_DIR[lang]}/{stem}.ipynb)" for lang in COURSE_LANGUAGES]
+        cells = [f"[{titles[lang]}]({repo_url(f'{_LESSON_DIR[lang]}/{stem}.ipynb')})" for lang in COURSE_LANGUAGES]
         rows.append(f"| {stem[:2]} | " + " | ".join(cells) + " |")
     return "\n".join([README_START, *rows, README_END])
 
