@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
+import zipfile
 
 import pytest
 
-from attnlab.course import DISTRIBUTION, LESSON_DIRS, NOTEBOOK_DIRS, VERSION, setup_cell
+from attnlab.course import BRANCH, DISTRIBUTION, LESSON_DIRS, NOTEBOOK_DIRS, REPO_URL, VERSION, setup_cell
 from venv_helpers import (built_dist, clean_env, fresh_venv_with_lent_packages, offline_prefix, own_site, run,
                           shared_tmp, symlinks_allowed)
 
@@ -61,6 +64,26 @@ def test_distribution_name_is_the_one_the_setup_cell_installs(dist):
     normalized = DISTRIBUTION.replace("-", "_")          # the wheel's file name (PEP 427)
     assert next(dist.glob("*.whl")).name.startswith(f"{normalized}-{VERSION}-")
     assert f'"{DISTRIBUTION}=={VERSION}"' in setup_cell()
+
+
+def test_pypi_description_has_only_absolute_links(dist):
+    """The PyPI page, and a mirror that shows it, is README.md as the wheel's METADATA carries it:
+    there a relative link leads nowhere. Every link is absolute, and each into the repository names
+    a file or folder that exists."""
+    wheel = next(dist.glob("*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read(f"attnlab_course-{VERSION}.dist-info/METADATA").decode("utf-8")
+    assert "Description-Content-Type: text/markdown" in meta
+    description = meta.split("\n\n", 1)[1]
+    assert "## Install with pip" in description and "attnlab-lessons attention-course" in description
+    links = re.findall(r"\]\(([^)\s]+)\)", description) + re.findall(r'(?:href|src)="([^"]+)"', description)
+    assert len(links) > 30
+    assert [link for link in links if not link.startswith("https://")] == []
+    for link in links:
+        m = re.match(rf"{re.escape(REPO_URL)}/(blob|tree)/{re.escape(BRANCH)}/([^#]+)", link)
+        if m:
+            target = ROOT / urllib.parse.unquote(m.group(2))
+            assert (target.is_file() if m.group(1) == "blob" else target.is_dir()), link
 
 
 @pytest.fixture(scope="module")
