@@ -1,4 +1,4 @@
-"""`attnlab-lessons` (attnlab.lessons): copying the notebooks out of the installed package, and
+"""`attnlab-lessons` (attnlab.course.copy_lessons): copying the notebooks out of the installed package, and
 copying them again after an upgrade with the hub's rules (docs/hub.md): new and deleted files
 arrive, files the student never changed are updated, a file the student changed is never
 overwritten (the newer version goes beside it), nothing is deleted, and the command says what it
@@ -12,8 +12,8 @@ import pathlib
 
 import pytest
 
-from attnlab import lessons
-from attnlab.i18n import t
+from attnlab.course import copy_lessons as lessons
+from attnlab.course.i18n import t
 
 
 def course(tmp: pathlib.Path, version: str, files: dict[str, str]) -> dict[str, pathlib.Path]:

@@ -6,9 +6,9 @@ import json
 import pathlib
 import re
 
-from attnlab import glossary
+from attnlab.course import glossary
 
-DATA = json.loads((pathlib.Path(glossary.__file__).parent / "data" / "glossary.json").read_text(encoding="utf-8"))
+DATA = json.loads((pathlib.Path(glossary.__file__).parents[1] / "data" / "glossary.json").read_text(encoding="utf-8"))
 REGEX_SYNTAX = re.compile(r"\(\?|\\[dswbDSWB]|[|\[\]{}^$]|\)[?*+]")
 
 

@@ -24,7 +24,7 @@ import threading
 
 import pytest
 
-from attnlab import glossary
+from attnlab.course import glossary
 from test_site import CHROMIUM, CHROMIUM_ARGS, NO_BROWSER, load_builder, needs_browser
 
 pytestmark = pytest.mark.slow      # builds the whole website

@@ -136,15 +136,15 @@ LOAD_EVERYTHING = r"""
 import json, pathlib, warnings
 import torch
 import attnlab
-from attnlab import fonts, glossary, i18n
+from attnlab.course import fonts, glossary, i18n
 
 root = pathlib.Path(attnlab.__file__).parent
 loaded = {}
 # Checkpoints: each file through torch, then through the lesson's own loader.
-for path in sorted((root / "checkpoints").glob("*.pt")):
+for path in sorted(root.rglob("*.pt")):
     torch.load(path, map_location="cpu", weights_only=False)
-    loaded.setdefault("checkpoints", []).append(path.name)
-attnlab.tiny.load_pretrained()
+    loaded.setdefault("checkpoints", []).append(str(path.relative_to(root)))
+attnlab.reversal.load_pretrained()
 for lang in ("vi", "zh"):
     attnlab.translator.load_pretrained(lang)
 # Fonts: the bundled subset registers with matplotlib and draws Chinese.
@@ -174,7 +174,8 @@ def test_every_checkpoint_font_message_and_corpus_loads(student):
     r = run([str(python), "-W", "error::DeprecationWarning", "-c", LOAD_EVERYTHING], cwd=home, env=clean_env())
     assert r.returncode == 0, r.stderr
     loaded = json.loads(r.stdout)
-    shipped = sorted(p.name for p in (ROOT / "shared" / "attnlab" / "checkpoints").glob("*.pt"))
+    package = ROOT / "shared" / "attnlab"
+    shipped = sorted(str(p.relative_to(package)) for p in package.rglob("*.pt"))
     assert loaded["checkpoints"] == shipped
     assert "Noto Sans SC" in loaded["font"]
     assert loaded["messages"] == len(list((ROOT / "shared" / "attnlab" / "messages").glob("*.json")))
@@ -230,7 +231,7 @@ def test_copying_again_after_an_upgrade(student):
     try:
         for path in released.values():                                  # "the new release"
             path.write_bytes(path.read_bytes().replace(b'"cells": [', b'"cells": [\n', 1))
-        r = run([str(python), "-m", "attnlab.lessons", "again", "--lang", "en"], cwd=home, env=clean_env())
+        r = run([str(python), "-m", "attnlab.course.copy_lessons", "again", "--lang", "en"], cwd=home, env=clean_env())
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.startswith("again: 0 files copied, 1 updated to the new version"), r.stdout
         assert "lessons_vi/01_self_attention.ipynb: you changed it" in r.stdout

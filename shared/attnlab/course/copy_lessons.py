@@ -1,7 +1,7 @@
 """The course's notebooks from the installed package, for students who cannot reach GitHub.
 
     attnlab-lessons [FOLDER] [--lang vi|zh|en]                 (default FOLDER: ./attention-course)
-    python -m attnlab.lessons [FOLDER] [--lang vi|zh|en]       (the same, where the command is not on PATH)
+    python -m attnlab.course.copy_lessons [FOLDER] [--lang vi|zh|en]   (the same, where the command is not on PATH)
 
 `pip install attnlab-course` (from PyPI or a university's mirror) installs the notebooks of
 ``course.NOTEBOOK_DIRS`` beside the package (under <prefix>/share/attnlab-course/).
@@ -32,7 +32,7 @@ import sys
 import unicodedata
 from typing import Mapping
 
-from .course import DISTRIBUTION, NOTEBOOK_DIRS, VERSION
+from . import DISTRIBUTION, NOTEBOOK_DIRS, VERSION
 from .i18n import LANGUAGES, t
 
 SHARE = "share/attnlab-course"
