@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -190,18 +191,24 @@ def student_env(home: pathlib.Path, shims: pathlib.Path) -> dict[str, str]:
             "TMPDIR": str(home / "tmp")}
 
 
+# Start a server (the command and its arguments follow the script), wait until `url` answers, save
+# the answer, stop the server. A server that dies first fails at once.
 WAIT_FOR = r'''
 "$@" & server=$!
 for i in $(seq {seconds}); do
+  kill -0 $server 2>/dev/null || {{ echo "the server stopped" >&2; exit 1; }}
   if python -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen('{url}', timeout=300).read().decode())" > "{out}" 2>/dev/null; then
-    kill $server; wait $server; exit 0
+    kill $server; wait $server || true; exit 0
   fi
   sleep 1
 done
 kill $server; exit 1
 '''
+# Jupyter's servers refuse to start as root without this (CI runs as root; a student is no root).
+AS_ROOT = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
 
 
+@pytest.mark.slow                  # a venv, ~100 wheels installed, JupyterLab, a lesson, Voila: minutes
 def test_the_linux_commands_run_in_order_with_no_network(mirror, tmp_path):
     offline = offline_prefix()
     home = tmp_path / "home"
@@ -217,8 +224,10 @@ def test_the_linux_commands_run_in_order_with_no_network(mirror, tmp_path):
 
     def shell(command: str, timeout: int = 1200, script: str | None = None, args=()) -> subprocess.CompletedProcess:
         body = "set -e\n" + "\n".join(state) + "\n" + (script if script is not None else command)
+        start = time.perf_counter()
         r = run([*offline, "bash", "-c", body, "bash", *args], cwd=home, env=env, timeout=timeout)
-        log.append(f"$ {command}\n{r.stdout[-1500:]}{r.stderr[-1500:]}")
+        log.append(f"$ {command}  ({time.perf_counter() - start:.0f} s)\n{r.stdout[-1500:]}{r.stderr[-1500:]}")
+        print(f"{time.perf_counter() - start:6.1f} s  {command}")             # shown with -s: the cost of each step
         return r
 
     def ok(r, what):
@@ -249,14 +258,14 @@ def test_the_linux_commands_run_in_order_with_no_network(mirror, tmp_path):
         elif command == "jupyter lab attention-course":
             out = tmp_path / "api.json"
             r = shell(command, script=WAIT_FOR.format(seconds=240, url="http://127.0.0.1:8888/api", out=out),
-                      args=[*command.split(), "--no-browser", "--port=8888"])
+                      args=[*command.split(), "--no-browser", "--port=8888", *AS_ROOT])
             ok(r, "JupyterLab answering on 127.0.0.1:8888")
             assert "version" in json.loads(out.read_text()), out.read_text()
             lesson_runs_in_the_students_jupyter(shell, home)
         elif command.startswith("voila "):
             out = tmp_path / "voila.html"
             r = shell(command, timeout=900, script=WAIT_FOR.format(seconds=600, url="http://127.0.0.1:8866/", out=out),
-                      args=[*command.split(), "--no-browser", "--port=8866"])
+                      args=[*command.split(), "--no-browser", "--port=8866", *AS_ROOT])
             ok(r, "Voila serving the explorer on 127.0.0.1:8866")
             page = out.read_text(encoding="utf-8")
             assert "attention" in page.lower() and "Traceback" not in page, page[-3000:]
