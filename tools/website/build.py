@@ -651,7 +651,7 @@ def build_install(site: Site, env: jinja2.Environment) -> dict[str, str]:
                                          "l": lang, "x": words})
     # The page links its sections the way GitHub names them (#tiếng-việt): point those at our ids.
     slugs = {re.sub(r"\s+", "-", INSTALL_HEADINGS[lang].lower()): hid for lang, hid in ids.items()}
-    blocks = [(hl, Markup(re.sub(r'href="#([^"]+)"', lambda m: f'href="#{escape(slugs.get(m.group(1).lower(), m.group(1)))}"', b)))
+    blocks = [(hl, Markup(re.sub(r'href="#([^"]+)"', lambda m: f'href="#{escape(slugs.get(urllib.parse.unquote(m.group(1)).lower(), m.group(1)))}"', b)))
               for hl, b in blocks]
     ctx = page_context(site, page, "en")
     ctx.update(title=title, blocks=blocks, ui=site.ui, html_lang_of=HTML_LANG, langs=("en",) + LANGS)
