@@ -33,6 +33,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -143,12 +144,25 @@ def resolve(python: str, version: str, constraints: pathlib.Path | None, out: pa
     return out
 
 
-def sh(cmd: list[str], log, env=None, timeout=3600) -> int:
+STEP_TIMEOUT = 4 * 3600     # seconds for one step (the unit tests took over an hour at load 20-50 on 2 cores)
+
+
+def sh(cmd: list[str], log, env=None, timeout: float | None = None) -> int:
+    """Run one step; its exit code, or 124 after `timeout` seconds (the step and every process it
+    started are stopped, and the row goes on to be recorded: a slow machine fails a step, never the run)."""
+    timeout = STEP_TIMEOUT if timeout is None else timeout
     print("+", " ".join(cmd), file=log, flush=True)
     start = time.perf_counter()
-    r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT, timeout=timeout)
-    print(f"  exit {r.returncode} after {time.perf_counter() - start:.0f} s", file=log, flush=True)
-    return r.returncode
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True)
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        code = 124
+        print(f"  stopped: still running after {timeout:.0f} s", file=log, flush=True)
+    print(f"  exit {code} after {time.perf_counter() - start:.0f} s", file=log, flush=True)
+    return code
 
 
 def clean_env(machine_caps: bool = True) -> dict[str, str]:
@@ -159,7 +173,7 @@ def clean_env(machine_caps: bool = True) -> dict[str, str]:
     return env
 
 
-def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool) -> dict:
+def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool, jobs: int = 0) -> dict:
     version = {"floor": FLOOR_PYTHON, "newest": NEWEST_PYTHON}.get(name, name)
     python = interpreter(version)
     caps = name != "newest"
@@ -216,7 +230,7 @@ def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool) -> 
             # `make hub-proxy` (Node) and run the hub on CI's Python; and the wheel's nbval run, which
             # compares against the stored outputs of the pinned environment (this step's notebook run
             # below executes every notebook on this Python instead).
-            steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", "0", "tests",
+            steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", str(jobs), "tests",
                                 "--ignore=tests/test_browser.py", "--ignore=tests/test_hub.py",
                                 "--deselect=tests/test_wheel.py::test_lessons_run_against_the_installed_package"],
                                log, env=env)
@@ -302,7 +316,7 @@ def run_notebooks() -> int:
             start = time.perf_counter()
             problems = []
             try:
-                NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
                                resources={"metadata": {"path": str(path.parent)}}).execute()
             except Exception as err:   # a timeout or a dead kernel
                 problems.append(f"did not finish: {type(err).__name__}: {str(err)[:200]}")
@@ -355,17 +369,21 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    global STEP_TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("envs", nargs="*", default=list(ENVS))
     ap.add_argument("--workdir", type=pathlib.Path, default=None)
     ap.add_argument("--results", type=pathlib.Path, default=ROOT / "matrix-results.jsonl")
     ap.add_argument("--keep", action="store_true", help="keep each venv (default: remove it)")
     ap.add_argument("--freeze", action="store_true", help="write constraints-py3.X.txt from a passing ranges env")
+    ap.add_argument("--jobs", type=int, default=0, help="pytest-xdist workers for the unit tests (default 0: one process)")
+    ap.add_argument("--step-timeout", type=float, default=STEP_TIMEOUT, help="seconds one step may take (default %(default)s)")
     ap.add_argument("--table", action="store_true", help="only print the table of the --results file")
     ap.add_argument("--notebooks", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.notebooks:
         return run_notebooks()
+    STEP_TIMEOUT = a.step_timeout
     if a.table:
         print(table([json.loads(line) for line in a.results.read_text(encoding="utf-8").splitlines() if line]))
         return 0
@@ -379,7 +397,7 @@ def main(argv: list[str]) -> int:
         logpath = workdir / f"{e}.log"
         print(f"== {e}: log {logpath}", flush=True)
         with open(logpath, "w", encoding="utf-8") as log:
-            row = run_env(e, workdir, log, a.keep, a.freeze)
+            row = run_env(e, workdir, log, a.keep, a.freeze, a.jobs)
         row["log"] = str(logpath)
         rows.append(row)
         with open(a.results, "a", encoding="utf-8") as f:
