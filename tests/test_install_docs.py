@@ -309,3 +309,14 @@ def lesson_runs_in_the_students_jupyter(shell, home: pathlib.Path) -> None:
                 if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]
     assert not problems, problems[:3]
     assert count(ran) == count(stored) > 0
+
+
+def test_the_page_reads_as_the_readmes_do():
+    """The page is also the website's install.html: no line break inside a Chinese sentence (a browser
+    shows it as a space), and the same vi/zh typography as the READMEs."""
+    from language_sources import cjk_soft_breaks
+    assert cjk_soft_breaks(DOC.read_text(encoding="utf-8")) == []
+    zh = section("zh")
+    assert not re.search(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]", re.sub(r"`[^`]*`|```.*?```|\(http[^)]*\)", "", zh, flags=re.S)), \
+        "a half-width space between Chinese and Latin letters or digits"
+    assert '"' not in re.sub(r"`[^`]*`|```.*?```", "", zh, flags=re.S) and '"' not in re.sub(r"`[^`]*`|```.*?```", "", section("vi"), flags=re.S)
