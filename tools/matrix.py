@@ -225,7 +225,7 @@ def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool, job
                 steps["newest"] = int(bool(wrong))
                 if wrong:
                     print(f"installed versions differ from the newest releases: {wrong}", file=log, flush=True)
-            env = clean_env()
+            env = clean_env(caps)    # newest: the tests' own pip runs see no machine cap either
             # Not here, in CI (`make test`, Python 3.11): the browser tests; the hub's tests, which need
             # `make hub-proxy` (Node) and run the hub on CI's Python; and the wheel's nbval run, which
             # compares against the stored outputs of the pinned environment (this step's notebook run
