@@ -8,7 +8,7 @@
 PYTHON ?= python3
 TORCH_INDEX ?=
 CONSTRAINTS ?= auto
-MATRIX ?= 3.9 3.10 3.11 3.12 3.13 floor
+MATRIX ?= 3.9 3.10 3.11 3.12 3.13 floor newest
 MATRIX_ARGS ?=
 VENV   := .venv
 BIN    := $(VENV)/bin

@@ -177,3 +177,22 @@ def test_lesson_strings_have_glyphs_in_the_course_fonts():
     """Any string a lesson may put in a figure is drawable with the bundled fonts (no empty boxes)."""
     missing = {(where, ch) for where, text in _lesson_string_literals() for ch in unsupported_chars(text)}
     assert not missing, sorted(missing)
+
+
+def test_the_subset_covers_every_cjk_character_the_course_shows():
+    """Every CJK character in the course's messages, data (lesson 10's GPT samples from the whole Tang
+    corpus), notebooks (cells and stored outputs), lesson READMEs and web pages is in the bundled
+    subset, so a machine without any CJK font shows no empty box; the only exceptions are the rare
+    characters that Noto Sans CJK SC itself lacks (tools/make_font_subset.py: NOT_IN_SOURCE)."""
+    import importlib.util
+    root = pathlib.Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_font_subset", root / "tools" / "make_font_subset.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    shown = tool.course_characters(root)
+    assert len(shown) > 5000 and "頭" in shown and "櫂" in shown
+    cmap = TTFont(FONT_PATH).getBestCmap()
+    missing = {ch: where for ch, where in shown.items() if ord(ch) not in cmap and ch not in tool.NOT_IN_SOURCE}
+    assert not missing, f"{len(missing)} characters missing from the subset (run tools/make_font_subset.py): " \
+                        f"{''.join(sorted(missing))[:80]} e.g. {sorted(missing.items())[:5]}"
+    assert not {ord(ch) for ch in tool.NOT_IN_SOURCE} & set(cmap)     # the list names only true gaps

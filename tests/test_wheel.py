@@ -11,9 +11,11 @@ university's PyPI mirror), never from the source tree:
 - lessons 01, 07 and 08 of both languages, copied out of the repository, pass nbval against the
   installed package, offline: in a network namespace with only loopback where the machine allows
   one (root, `unshare`; CI runs as root), otherwise online, which `test_lessons_ran_offline` says;
+- `attnlab-lessons` (the command pip installs) copies the notebooks out of the package, and copying
+  again after an upgrade updates what the student left alone and keeps what they changed;
 - the notebooks' setup cell, outside a clone and outside Colab, installs the package BY NAME from
   whatever index pip is configured with (here a local folder standing in for a mirror, with the
-  repository URL unreachable); when pip cannot, it stops with one clear line.
+  repository URL unreachable); when pip cannot, it says what to do in vi, zh and en.
 
 Slow (a build, a venv and six notebooks: about 3 minutes on the 2-core CI machine).
 """
@@ -21,14 +23,18 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
+import zipfile
 
 import pytest
 
-from attnlab.course import DISTRIBUTION, LESSON_DIRS, NOTEBOOK_DIRS, VERSION, setup_cell
-from venv_helpers import clean_env, fresh_venv_with_lent_packages, own_site, run, symlinks_allowed
+from attnlab.course import BRANCH, DISTRIBUTION, LESSON_DIRS, NOTEBOOK_DIRS, REPO_URL, VERSION, setup_cell
+from venv_helpers import (built_dist, clean_env, fresh_venv_with_lent_packages, offline_prefix, own_site, run,
+                          shared_tmp, symlinks_allowed)
 
 pytestmark = pytest.mark.slow
 
@@ -37,33 +43,14 @@ LESSONS = ("01_self_attention", "07_train_tiny_transformer", "08_number_translat
 PACKAGES = ("attnlab", "attnlab_server")
 
 
-def offline_prefix() -> list[str] | None:
-    """A command prefix that runs a program with no network but loopback, or None."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return None
-    prefix = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    probe = run([*prefix, sys.executable, "-c", "import socket; socket.create_connection(('127.0.0.1', 9), 1)"],
-                timeout=30)
-    # Connection refused on loopback (not "permission denied" from unshare) means the namespace works.
-    return prefix if "ConnectionRefusedError" in probe.stderr else None
-
-
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> pathlib.Path:
-    """sdist and wheel built from a copy of the tracked files, as a release would be."""
-    tmp = tmp_path_factory.mktemp("dist")
-    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT)
-    if listed.returncode != 0:
-        pytest.skip("not a git checkout: cannot tell the tracked files")
-    src = tmp / "src"
-    for name in listed.stdout.splitlines():
-        if (ROOT / name).is_file():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
-    out = tmp / "dist"
-    r = run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)])
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return out
+    """sdist and wheel built from a copy of the tracked files, as a release would be (shared with
+    tests/test_install_docs.py: one build per content, tests/venv_helpers.py)."""
+    built = built_dist(ROOT, shared_tmp(tmp_path_factory) / "attnlab-dist")
+    if isinstance(built, str):
+        pytest.skip(built)
+    return built
 
 
 def test_sdist_and_wheel_pass_twine_check(dist):
@@ -77,6 +64,26 @@ def test_distribution_name_is_the_one_the_setup_cell_installs(dist):
     normalized = DISTRIBUTION.replace("-", "_")          # the wheel's file name (PEP 427)
     assert next(dist.glob("*.whl")).name.startswith(f"{normalized}-{VERSION}-")
     assert f'"{DISTRIBUTION}=={VERSION}"' in setup_cell()
+
+
+def test_pypi_description_has_only_absolute_links(dist):
+    """The PyPI page, and a mirror that shows it, is README.md as the wheel's METADATA carries it:
+    there a relative link leads nowhere. Every link is absolute, and each into the repository names
+    a file or folder that exists."""
+    wheel = next(dist.glob("*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read(f"attnlab_course-{VERSION}.dist-info/METADATA").decode("utf-8")
+    assert "Description-Content-Type: text/markdown" in meta
+    description = meta.split("\n\n", 1)[1]
+    assert "## Install with pip" in description and "attnlab-lessons attention-course" in description
+    links = re.findall(r"\]\(([^)\s]+)\)", description) + re.findall(r'(?:href|src)="([^"]+)"', description)
+    assert len(links) > 30
+    assert [link for link in links if not link.startswith("https://")] == []
+    for link in links:
+        m = re.match(rf"{re.escape(REPO_URL)}/(blob|tree)/{re.escape(BRANCH)}/([^#]+)", link)
+        if m:
+            target = ROOT / urllib.parse.unquote(m.group(2))
+            assert (target.is_file() if m.group(1) == "blob" else target.is_dir()), link
 
 
 @pytest.fixture(scope="module")
@@ -179,31 +186,62 @@ def offline():
     return offline_prefix()
 
 
+def lessons_command(python: pathlib.Path, *args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    """`attnlab-lessons ...`, the console script pip wrote into the student's venv."""
+    script = python.parent / ("attnlab-lessons.exe" if sys.platform == "win32" else "attnlab-lessons")
+    assert script.is_file(), f"pip did not install the {script.name} command"
+    return run([str(script), *args], cwd=cwd, env=clean_env())
+
+
 @pytest.fixture(scope="module")
 def course(student):
-    """`python -m attnlab.course.copy_lessons` run by the student: the notebooks out of the installed package."""
+    """`attnlab-lessons course` run by the student: the notebooks out of the installed package."""
     python, home = student
-    r = run([str(python), "-m", "attnlab.course.copy_lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
+    r = lessons_command(python, "course", "--lang", "en", cwd=home)
     assert r.returncode == 0, r.stdout + r.stderr
     return home / "course", r.stdout
 
 
+def expected_files() -> list[str]:
+    notebooks = sorted(f"{d}/{p.name}" for d in NOTEBOOK_DIRS for p in (ROOT / d).glob("*.ipynb"))
+    return sorted(notebooks + [f"{d}/README.md" for d in LESSON_DIRS] + ["notebooks/voila.json"])
+
+
 def test_the_installed_package_gives_the_student_every_notebook(course, student):
     folder, printed = course
-    notebooks = sorted(f"{d}/{p.name}" for d in NOTEBOOK_DIRS for p in (ROOT / d).glob("*.ipynb"))
-    expected = sorted(notebooks + [f"{d}/README.md" for d in LESSON_DIRS] + ["notebooks/voila.json"])
+    expected = expected_files()
     got = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    assert got == expected
-    assert all((folder / name).read_bytes() == (ROOT / name).read_bytes() for name in got)
-    assert f"{len(expected)} files copied, 0 already there" in printed
-    # Run again after an edit: the edited notebook stays, nothing is copied twice.
+    assert got == sorted(expected + [".attnlab-course.json"])        # + the record of what it wrote
+    assert all((folder / name).read_bytes() == (ROOT / name).read_bytes() for name in expected)
+    assert printed.startswith(f"course: {len(expected)} files copied, 0 updated"), printed
+    assert "python -m" not in printed and "jupyter lab course" in printed
+
+
+def test_copying_again_after_an_upgrade(student):
+    """The installed package's notebooks changed (a newer release): the student's untouched lesson is
+    updated, the one they edited stays and gets the new version beside it; same with `python -m`."""
     python, home = student
+    folder = home / "again"
+    assert lessons_command(python, "again", cwd=home).returncode == 0
     edited = folder / "lessons_vi" / "01_self_attention.ipynb"
     edited.write_bytes(edited.read_bytes() + b"\n")
-    r = run([str(python), "-m", "attnlab.course.copy_lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
-    assert r.returncode == 0 and "0 files copied" in r.stdout, r.stdout + r.stderr
-    assert edited.read_bytes().endswith(b"\n\n")
-    edited.write_bytes(edited.read_bytes()[:-1])
+    share = own_site(python).parents[2] / "share" / "attnlab-course"   # <venv>/share/attnlab-course
+    released = {name: share / name for name in ("lessons_vi/01_self_attention.ipynb", "lessons_zh/02_multi_head_attention.ipynb")}
+    before = {name: path.read_bytes() for name, path in released.items()}
+    try:
+        for path in released.values():                                  # "the new release"
+            path.write_bytes(path.read_bytes().replace(b'"cells": [', b'"cells": [\n', 1))
+        r = run([str(python), "-m", "attnlab.course.copy_lessons", "again", "--lang", "en"], cwd=home, env=clean_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.startswith("again: 0 files copied, 1 updated to the new version"), r.stdout
+        assert "lessons_vi/01_self_attention.ipynb: you changed it" in r.stdout
+        assert (folder / "lessons_zh/02_multi_head_attention.ipynb").read_bytes() == released["lessons_zh/02_multi_head_attention.ipynb"].read_bytes()
+        assert edited.read_bytes().endswith(b"\n\n")                  # never overwritten
+        beside = folder / "lessons_vi" / f"01_self_attention.v{VERSION}.ipynb"
+        assert beside.read_bytes() == released["lessons_vi/01_self_attention.ipynb"].read_bytes()
+    finally:
+        for name, data in before.items():
+            released[name].write_bytes(data)
 
 
 def test_lessons_run_against_the_installed_package(course, student, offline):
@@ -257,6 +295,8 @@ def test_setup_cell_installs_by_name_from_the_configured_index(tmp_path, dist):
 
 
 def test_setup_cell_says_what_failed_when_pip_cannot_install(tmp_path):
+    """The cell runs before the lesson sets its language: one line per course language and English,
+    then the exact command for this kernel's interpreter."""
     reason = symlinks_allowed(tmp_path)
     if reason:
         pytest.skip(reason)
@@ -268,5 +308,9 @@ def test_setup_cell_says_what_failed_when_pip_cannot_install(tmp_path):
     env = clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(empty))
     r = run([str(python), "-c", setup_cell()], cwd=work, env=env)
     assert r.returncode != 0
-    last = r.stderr.strip().splitlines()[-1]
-    assert last == f"pip could not install {DISTRIBUTION}=={VERSION}: see “Install with pip” in the course README", r.stderr
+    package = f"{DISTRIBUTION}=={VERSION}"
+    last = r.stderr.strip().splitlines()[-4:]
+    assert last[0] == f"pip không cài được {package}: hãy cài gói vào môi trường của kernel này rồi khởi động lại kernel.", r.stderr
+    assert last[1] == f"pip 无法安装 {package}：请把它装进这个 kernel 所用的环境，然后重启 kernel。"
+    assert last[2] == f"pip could not install {package}: install it into this kernel's environment, then restart the kernel."
+    assert last[3].split() == [str(python), "-m", "pip", "install", package]

@@ -8,8 +8,11 @@ editable install of attnlab stays invisible). pip, run in such a venv, resolves 
 against the lent packages and installs only what is missing into the venv itself."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -75,3 +78,51 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env.update(PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **extra)
     return env
+
+
+def offline_prefix() -> list[str] | None:
+    """A command prefix that runs a program with no network but loopback, or None."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return None
+    prefix = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    probe = run([*prefix, sys.executable, "-c", "import socket; socket.create_connection(('127.0.0.1', 9), 1)"],
+                timeout=30)
+    # Connection refused on loopback (not "permission denied" from unshare) means the namespace works.
+    return prefix if "ConnectionRefusedError" in probe.stderr else None
+
+
+def shared_tmp(tmp_path_factory) -> pathlib.Path:
+    """A folder this pytest run's xdist workers share (the run's base temp; one level up under xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def built_dist(root: pathlib.Path, cache: pathlib.Path) -> pathlib.Path | str:
+    """sdist and wheel built (`python -m build`, the wheel from the sdist) from a copy of the tracked
+    and untracked-but-not-ignored files, as a release would be; a reason string if this is no git
+    checkout. Built once per content: the folder is cache/<sha256 of every file's name and bytes>,
+    under a lock, so the test modules that need the wheel (test_wheel.py, test_install_docs.py),
+    even on two xdist workers, share one build."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root)
+    if listed.returncode != 0:
+        return "not a git checkout: cannot tell the tracked files"
+    names = sorted(n for n in listed.stdout.splitlines() if (root / n).is_file())
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    cache.mkdir(parents=True, exist_ok=True)
+    out = cache / digest.hexdigest()[:16]
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (out / "done").is_file():
+            return out / "dist"
+        shutil.rmtree(out, ignore_errors=True)
+        src = out / "src"
+        for name in names:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, src / name)
+        r = run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out / "dist"), str(src)])
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        shutil.rmtree(src)
+        (out / "done").write_text("")
+    return out / "dist"

@@ -2,7 +2,11 @@
 """Build shared/attnlab/fonts/NotoSansSC-AttnLab-Subset.ttf.
 
 Subsets Noto Sans CJK SC Regular (SIL OFL 1.1) to ASCII + GB2312 + CJK
-punctuation + fullwidth forms + common general punctuation, converts the CFF
+punctuation + fullwidth forms + common general punctuation + every CJK character
+the course can show (``course_characters``: its messages, its data — the Tang
+corpus that lesson 10's GPT samples from, the glossary —, every notebook's
+cells and stored outputs, the lesson READMEs and the website's pages; GB2312
+alone misses hundreds of the corpus's characters), converts the CFF
 outlines to TrueType (glyf) outlines so that matplotlib's PDF/PS backends can
 embed it, and renames the family to "Noto Sans SC AttnLab".
 
@@ -19,7 +23,9 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
+import re
 
 from fontTools import subset
 from fontTools.pens.cu2quPen import Cu2QuPen
@@ -67,8 +73,45 @@ def gb2312_chars() -> set[str]:
     return chars
 
 
+# Characters the subset exists for: CJK ideographs (all extensions), CJK punctuation, kana,
+# bopomofo, fullwidth forms. Latin and Vietnamese are drawn by DejaVu Sans (figures) or the
+# reader's own fonts (the website).
+CJK = re.compile("[\u2e80-\u2fff\u3000-\u303f\u3040-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                 "\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
+# Of those, the ones Noto Sans CJK SC itself has no glyph for (61 rare characters of the Tang
+# corpus, CJK extensions B-G): no subset of it can draw them. `--check-source` recomputes this.
+NOT_IN_SOURCE = set(
+    "𠡠𢋙𢬵𢸧𢽾𣃁𣨼𣺫𤝞𤞚𤬊𤮧𥕕𥝧𥩟𥫽𥮾𥱧𥳇𥳽𦍠𦍩𦫢𦰏𦶟𦼮𧏖𧳽𨀁𨯥𩝊𩟿𩩉𩭝𩭹𪭢𪻐𫄠𫄥𫈟𫏋𫏐𫐌𫓩"
+    "𫔇𫗦𫗪𫗰𫘞𫘤𫚥𫛛𫛥𫛳𫛶𫛸𫜪𬵩𬾠𮪃𰬸")
+
+
+def course_sources(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
+    """Every file whose text the course shows, in a figure, a printed output or a web page."""
+    package = root / "shared" / "attnlab"
+    files = sorted((package / "messages").glob("*.json"))
+    files += sorted(p for p in (package / "data").rglob("*") if p.is_file() and p.suffix in (".json", ".txt", ".tsv", ".md"))
+    files += sorted(root.glob("lessons_*/*.ipynb")) + sorted((root / "notebooks").glob("*.ipynb"))
+    files += sorted(root.glob("lessons_*/README.md")) + [root / "README.md", root / "docs" / "install-pypi.md"]
+    files += [root / "tools" / "website" / "ui.json", *sorted((root / "tools" / "website" / "templates").glob("*.html"))]
+    return [f for f in files if f.is_file()]
+
+
+def course_characters(root: pathlib.Path = ROOT) -> dict[str, str]:
+    """{CJK character: the first file that shows it} over ``course_sources`` (JSON and notebooks
+    decoded, so that escaped text counts)."""
+    found: dict[str, str] = {}
+    for path in course_sources(root):
+        text = path.read_text(encoding="utf-8")
+        if path.suffix in (".json", ".ipynb"):
+            text = json.dumps(json.loads(text), ensure_ascii=False)
+        for ch in CJK.findall(text):
+            found.setdefault(ch, str(path.relative_to(root)))
+    return found
+
+
 def wanted_codepoints() -> set[int]:
     cps = {ord(c) for c in gb2312_chars()}
+    cps |= {ord(c) for c in course_characters()}
     cps |= {ord(c) for c in EXTRA_CHARS}
     for lo, hi in EXTRA_RANGES:
         cps.update(range(lo, hi + 1))
@@ -168,9 +211,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=pathlib.Path, default=DEFAULT_SOURCE)
     parser.add_argument("--output", type=pathlib.Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--check-source", action="store_true",
+                        help="only list the course's characters the source font lacks (NOT_IN_SOURCE)")
     args = parser.parse_args()
 
     font = load_sc_face(args.source)
+    lacking = {c for c in course_characters() if ord(c) not in font.getBestCmap()}
+    if args.check_source:
+        print("".join(sorted(lacking)))
+        return
+    if lacking != NOT_IN_SOURCE:
+        raise SystemExit(f"update NOT_IN_SOURCE: the source font lacks {''.join(sorted(lacking))}")
     present = subset_font(font, wanted_codepoints())
     cff_to_glyf(font)
     rename(font)

@@ -21,6 +21,7 @@ import shutil
 import struct
 import sys
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,6 +122,7 @@ class Site:
     pages: dict = field(default_factory=dict)          # output path (posix, relative) -> html
     search_docs: list = field(default_factory=list)
     assets: dict = field(default_factory=dict)         # output path -> bytes
+    install_ids: dict = field(default_factory=dict)    # lang -> the id of its section of install.html
 
     def t(self, key: str, lang: str, **fields) -> str:
         entry = self.ui[key]
@@ -135,6 +137,8 @@ class Site:
             return "license.html"
         if repo_path == "notebooks/attention_explorer.ipynb":
             return "explorer.html"
+        if repo_path == "docs/install-pypi.md":
+            return "install.html"
         for lang in LANGS:
             if repo_path in (f"lessons_{lang}", f"lessons_{lang}/README.md"):
                 return f"{lang}/index.html"
@@ -144,7 +148,17 @@ class Site:
         return None
 
     def rewrite(self, url: str, src_dir: str, page: str) -> str:
-        """A link found in repository file `src_dir`/..., written into site page `page`."""
+        """A link found in repository file `src_dir`/..., written into site page `page`. An absolute
+        link to a file of this repository (README.md links so: it is also the PyPI description)
+        becomes a link to its site page when it has one."""
+        own = re.match(rf"{re.escape(self.course.REPO_URL)}/(?:blob|tree)/{re.escape(self.course.BRANCH)}/([^?]+)$", url)
+        if own:
+            path, _, frag = urllib.parse.unquote(own.group(1)).partition("#")
+            target = self.repo_target(path)
+            if target == "install.html" and frag:          # GitHub's name of a language section -> ours
+                frag = {re.sub(r"\s+", "-", INSTALL_HEADINGS[lang].lower()): hid
+                        for lang, hid in self.install_ids.items()}.get(frag.lower(), frag)
+            return rel(page, target) + (f"#{frag}" if frag else "") if target else url
         if re.match(r"^[a-z][a-z0-9+.-]*:|^#|^//", url, re.I):
             return url
         path, _, frag = url.partition("#")
@@ -475,6 +489,7 @@ def build_lessons(site: Site, env: jinja2.Environment) -> None:
             ctx.update(title=title, body=Markup(body), lesson=lesson, other=other, other_lang=HTML_LANG[other],
                        switch=switch, switch_same=other in lesson.langs,
                        colab=site.course.colab_url(nb_rel), binder=binder_url(site.course, nb_rel),
+                       install=f"install.html#{site.install_ids[lang]}" if lang in site.install_ids else "install.html",
                        prev=mine[i - 1] if i > 0 else None, next=mine[i + 1] if i + 1 < len(mine) else None,
                        toc=[(hid, Markup(text), bool(re.match(r"\s*\d", strip_tags(text))))
                             for level, hid, text in headings if level == 2])
@@ -545,14 +560,23 @@ def build_explorer(site: Site, env: jinja2.Environment) -> None:
 
 def glossary_rows(glossary) -> tuple[list, list]:
     """[(concept, {en, vi, zh}, {vi: [avoid...], zh: [...]}, {vi: d2l, zh: d2l})], d2l languages present."""
-    avoid = glossary.AVOID
     d2l_table = getattr(glossary, "D2L", {})  # {lang: {concept: d2l term}} where d2l differs
     rows = []
     for concept, entry in glossary.GLOSSARY.items():
-        avoid_of = {lang: sorted(w for w, c in avoid.get(lang, {}).items() if c == concept) for lang in LANGS}
+        avoid_of = {lang: avoid_words(glossary, lang, concept) for lang in LANGS}
         d2l = {lang: d2l_table[lang][concept] for lang in LANGS if concept in d2l_table.get(lang, {})}
         rows.append((concept, entry, avoid_of, d2l))
     return rows, [lang for lang in LANGS if d2l_table.get(lang)]
+
+
+def avoid_words(glossary, lang: str, concept: str) -> list[str]:
+    """The words the glossary page shows as avoided: the glossary's display form of each pattern
+    (attnlab.glossary.shown_avoid), never the lint pattern itself. A glossary module without
+    display forms shows only its patterns that are plain words."""
+    if hasattr(glossary, "shown_avoid"):
+        return sorted(set(glossary.shown_avoid(lang, concept)))
+    plain = re.compile(r"[^\\()\[\]?|*+{}^$.]+")
+    return sorted(w for w, c in glossary.AVOID.get(lang, {}).items() if c == concept and plain.fullmatch(w))
 
 
 def load_glossary():
@@ -589,6 +613,50 @@ def build_license(site: Site, env: jinja2.Environment) -> None:
     ctx.update(title="License · Giấy phép · 许可协议", texts=texts, ofl=ofl, ui=site.ui, html_lang_of=HTML_LANG,
                langs=("en",) + LANGS)
     site.pages["license.html"] = env.get_template("license.html").render(ctx)
+
+
+# The install page (install.html) comes from docs/install-pypi.md, the one source of the pip path:
+# each language section under its own lang, searchable in its language; every lesson page's
+# "Install with pip" button (templates/lesson.html) opens its language's section.
+INSTALL_DOC = ROOT / "docs" / "install-pypi.md"
+INSTALL_HEADINGS = {"en": "English", "vi": "Tiếng Việt", "zh": "中文"}
+
+
+def install_sections(text: str) -> tuple[str, str, dict[str, str]]:
+    """(the title, what comes before the first language, {lang: that language's Markdown})."""
+    title = re.search(r"^#\s+(.+)$", text, re.M).group(1).strip()
+    starts = {lang: text.index(f"\n## {h}\n") for lang, h in INSTALL_HEADINGS.items()}
+    order = sorted(starts, key=starts.get)
+    intro = text[text.index("\n", text.index(title)):starts[order[0]]]
+    parts = {lang: text[starts[lang]:starts[order[i + 1]] if i + 1 < len(order) else len(text)]
+             for i, lang in enumerate(order)}
+    return title, intro, parts
+
+
+def build_install(site: Site, env: jinja2.Environment) -> dict[str, str]:
+    """Write install.html; returns {lang: the id of its section}, for the lesson pages' links."""
+    page = "install.html"
+    title, intro, parts = install_sections(INSTALL_DOC.read_text(encoding="utf-8"))
+    headings: list = []
+    blocks = [(HTML_LANG["en"], markdown(site, intro, "docs", page, headings))]
+    ids = {}
+    for lang, text in parts.items():
+        first = len(headings)
+        body = markdown(site, text, "docs", page, headings)
+        ids[lang] = headings[first][1]
+        blocks.append((HTML_LANG[lang], body))
+        if lang in LANGS:
+            for hid, sec_title, words in search_sections(body, headings[first:]):
+                site.search_docs.append({"u": f"{page}#{hid}", "p": site.t("install", lang), "t": sec_title or title,
+                                         "l": lang, "x": words})
+    # The page links its sections the way GitHub names them (#tiếng-việt): point those at our ids.
+    slugs = {re.sub(r"\s+", "-", INSTALL_HEADINGS[lang].lower()): hid for lang, hid in ids.items()}
+    blocks = [(hl, Markup(re.sub(r'href="#([^"]+)"', lambda m: f'href="#{escape(slugs.get(urllib.parse.unquote(m.group(1)).lower(), m.group(1)))}"', b)))
+              for hl, b in blocks]
+    ctx = page_context(site, page, "en")
+    ctx.update(title=title, blocks=blocks, ui=site.ui, html_lang_of=HTML_LANG, langs=("en",) + LANGS)
+    site.pages[page] = env.get_template("install.html").render(ctx)
+    return ids
 
 
 def build_search(site: Site, env: jinja2.Environment) -> None:
@@ -649,6 +717,7 @@ def build(out: Path) -> dict:
     site = Site(out=out, course=course, ui=load_ui())
     site.lessons = discover_lessons(course)
     env = jinja_env()
+    site.install_ids = build_install(site, env)
     build_lessons(site, env)
     build_lesson_index(site, env)
     build_home(site, env)

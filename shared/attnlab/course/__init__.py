@@ -40,7 +40,9 @@ def setup_cell(repo_url: str = REPO_URL, package: str = f"{DISTRIBUTION}=={VERSI
     opens the lessons from GitHub, pip installs it from the repository (Colab's own torch,
     matplotlib and ipywidgets stay). Anywhere else pip installs it by name, the version the
     notebook was written for, from the student's own package index (PyPI or a university's
-    mirror, whatever pip is configured with), so GitHub is never needed.
+    mirror, whatever pip is configured with), so GitHub is never needed. When pip fails the cell
+    stops with one line per language (it runs before the lesson sets its language, and the same
+    cell serves every notebook) and the exact pip command for this kernel's interpreter.
     """
     return f'''\
 # Cài đặt · 环境设置 · Setup: attnlab
@@ -55,7 +57,10 @@ if importlib.util.find_spec("attnlab") is None:
     else:
         source = f"git+{{COURSE_REPO}}" if "google.colab" in sys.modules else COURSE_PACKAGE
         if subprocess.run([sys.executable, "-m", "pip", "install", "-q", source]).returncode != 0:
-            raise SystemExit(f"pip could not install {{source}}: see “Install with pip” in the course README")
+            raise SystemExit(f"pip không cài được {{source}}: hãy cài gói vào môi trường của kernel này rồi khởi động lại kernel.\\n"
+                             f"pip 无法安装 {{source}}：请把它装进这个 kernel 所用的环境，然后重启 kernel。\\n"
+                             f"pip could not install {{source}}: install it into this kernel's environment, then restart the kernel.\\n"
+                             f"    {{sys.executable}} -m pip install {{source}}")
         importlib.invalidate_caches()
 
 import attnlab
@@ -68,6 +73,13 @@ SETUP_CELL = setup_cell()
 def colab_url(path: str) -> str:
     """'Open in Colab' link for a notebook path relative to the repository root."""
     return f"https://colab.research.google.com/github/{REPO}/blob/{BRANCH}/{path}"
+
+
+def repo_url(path: str) -> str:
+    """The page of a repository file or folder on GitHub (README.md links this way: the same README
+    is the PyPI description, where a relative link leads nowhere)."""
+    kind = "tree" if path.endswith("/") else "blob"           # a folder is written with its trailing /
+    return f"{REPO_URL}/{kind}/{BRANCH}/{path.rstrip('/')}"
 
 
 def binder_url() -> str:
@@ -97,12 +109,13 @@ README_START, README_END = "<!-- lessons:start (make sync writes this table from
 
 
 def readme_lessons() -> str:
-    """The lesson table of the top-level README.md: one row per lesson, one column per course language."""
+    """The lesson table of the top-level README.md: one row per lesson, one column per course language
+    (absolute links: README.md is also the PyPI description)."""
     from .languages import NAMES
     rows = ["| | " + " | ".join(NAMES[lang] for lang in COURSE_LANGUAGES) + " |",
             "|---|" + "---|" * len(COURSE_LANGUAGES)]
     for stem, titles in LESSONS.items():
-        cells = [f"[{titles[lang]}]({_LESSON_DIR[lang]}/{stem}.ipynb)" for lang in COURSE_LANGUAGES]
+        cells = [f"[{titles[lang]}]({repo_url(f'{_LESSON_DIR[lang]}/{stem}.ipynb')})" for lang in COURSE_LANGUAGES]
         rows.append(f"| {stem[:2]} | " + " | ".join(cells) + " |")
     return "\n".join([README_START, *rows, README_END])
 

@@ -3,7 +3,9 @@
 The data live in ``attnlab/data/glossary.json``: ``GLOSSARY[concept] = {"en", "vi", "zh"}``;
 ``D2L[lang][concept]`` is the term of d2l-vi / d2l-zh where it differs; ``CORE`` are the
 concepts every set of lessons must name; ``AVOID[lang]`` maps a regular expression of a wrong
-or competing translation to its concept (e.g. "phím", a keyboard key); ``NOTATION`` lists
+or competing translation to its concept (e.g. "phím", a keyboard key), and ``AVOID_SHOWN[lang]``
+maps it to the words a reader is shown for it (the pattern itself when it is plain words; the
+glossary data gives them beside every other pattern, see ``shown_avoid``); ``NOTATION`` lists
 (regular expression, the notation to use) for the LaTeX of the lessons ($W_Q$, not $W_q$).
 """
 from __future__ import annotations
@@ -17,7 +19,19 @@ _DATA = json.loads(Path(__file__).resolve().parent.parent.joinpath("data").joinp
 GLOSSARY: dict[str, dict[str, str]] = _DATA["terms"]
 D2L: dict[str, dict[str, str]] = _DATA["d2l"]
 CORE: list[str] = _DATA["core"]
-AVOID: dict[str, dict[str, str]] = {lang: dict(pairs) for lang, pairs in _DATA["avoid"].items()}
+AVOID: dict[str, dict[str, str]] = {lang: {entry[0]: entry[1] for entry in entries}
+                                    for lang, entries in _DATA["avoid"].items()}
+_PLAIN = re.compile(r"[^\\()\[\]?|*+{}^$.]+")          # words only: no regular-expression syntax
+
+
+def is_plain(pattern: str) -> bool:
+    """A pattern that is just the words it matches (shown as it is)."""
+    return bool(_PLAIN.fullmatch(pattern))
+
+
+AVOID_SHOWN: dict[str, dict[str, list[str]]] = {
+    lang: {entry[0]: list(entry[2]) if len(entry) > 2 else [entry[0]] for entry in entries}
+    for lang, entries in _DATA["avoid"].items()}
 NOTATION: list[tuple[str, str]] = [tuple(pair) for pair in _DATA.get("notation", [])]
 _LANG_NAMES = {"vi": "Tiếng Việt", "zh": "中文"}
 
@@ -41,6 +55,12 @@ def avoided_terms(text: str, lang: str) -> list[tuple[str, str]]:
         for m in pattern.finditer(text):
             found.append((m.group(0), GLOSSARY[concept][lang]))
     return found
+
+
+def shown_avoid(lang: str, concept: str) -> list[str]:
+    """The avoided words of ``concept`` in ``lang`` as a reader sees them (the website's glossary):
+    never a regular expression."""
+    return [word for pattern, c in AVOID.get(lang, {}).items() if c == concept for word in AVOID_SHOWN[lang][pattern]]
 
 
 def notation_slips(latex: str) -> list[tuple[str, str]]:
