@@ -5,7 +5,7 @@
 Starts JupyterLab (the dashboard notebook, run all) and Voilà on 127.0.0.1, drives Debian's
 Chromium with Playwright, and makes ``--changes`` changes of each kind. A change is timed in
 the page from the event that makes it (click, keydown, input or change) until the frame showing
-the new heatmap has been rendered (tests/test_browser.py ``timed``: first DOM change, next
+the new heatmap has been rendered (tests/browser_support.py ``timed``: first DOM change, next
 animation frame, then a task queued from it). Hover: from the mouse move until the cell's tip is displayed and that frame rendered.
 ``--connection``: "course" serves kernels as ``make lab`` / ``make voila`` do (attnlab_server,
 TCP_NODELAY), "stock" with Jupyter Server's default connection (Nagle's algorithm on).
@@ -24,7 +24,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import test_browser as tb  # noqa: E402  (servers, helpers: one copy of the browser plumbing)
+import browser_support as tb  # noqa: E402  (servers, helpers: one copy of the browser plumbing)
 
 DISPLAY = ("head", "numbers", "large font", "language", "hover")
 RECOMPUTE = ("mask", "heads", "sentence", "padding", "scaling")
@@ -92,13 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     base = pathlib.Path(tempfile.mkdtemp(prefix="attnlab-bench-"))
 
-    class Factory:                                         # the test's fixtures, by hand
-        def mktemp(self, name):
-            path = base / name
-            path.mkdir()
-            return path
-
-    sandbox = tb.sandbox.__wrapped__(Factory())
+    sandbox = tb.make_sandbox(base)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

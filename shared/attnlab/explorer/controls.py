@@ -181,11 +181,17 @@ class ControlPanel:
 
     def show(self) -> None:
         """Which controls are on screen: "attention" where the model has that choice; in large-font
-        mode the secondary settings only while "More settings" is on (the layer only in a model mode)."""
+        mode the secondary settings only while "More settings" is on (the layer only in a model mode),
+        and not the settings a model fixes (the mode note lists them)."""
         c, source = self.controls, self.model
         large, more = c["large"].value, self.more.value
         for name in SECONDARY:
             primary = name == "layer" and source.fixes_settings
             c[name].layout.display = "none" if large and not more and not primary else ""
+        for name in RANDOM_FIELDS:          # large font: what a model fixes is said once, in the note
+            if source.fixes_settings and large and not more:
+                c[name].layout.display = "none"
+            elif name not in SECONDARY:
+                c[name].layout.display = ""
         c["attention"].layout.display = "" if source.chooses_attention else "none"
         self.more.layout.display = "" if large else "none"

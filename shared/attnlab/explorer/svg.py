@@ -34,8 +34,8 @@ ASPECT = 2.4
 # CSS draws at >= 0.92 px per unit under the controls at 1024x768, 1280x720 and 1920x1080: labels
 # of 2.5 % of the screen's height or more (``view`` pages the heads and windows the positions so
 # that the figure fits the box at that size).
-LARGE_HEIGHT = 440.0
-TICK_OF_CELL = {False: 0.9, True: 0.95}  # label size at most this fraction of a cell (rows stay apart)
+LARGE_HEIGHT = 460.0
+TICK_OF_CELL = {False: 0.9, True: 0.98}  # label size at most this fraction of a cell (rows stay apart)
 MAX_LABEL_CHARS = 8
 FONT_FAMILY = ('system-ui, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", "Noto Sans CJK SC", '
                '"Source Han Sans SC", "PingFang SC", "Microsoft YaHei", "Hiragino Sans GB", '
@@ -53,7 +53,7 @@ GLOBAL_CSS = """
 .attnlab-fig .attnlab-title { font-weight: 600; font-size: 1.05em; margin: 0.1em 0 0.2em 0; }
 .attnlab-fig .attnlab-legend { font-size: 0.95em; margin-top: 0.2em; display: flex; flex-wrap: wrap;
   gap: 0.3em 1.2em; align-items: center; }
-.attnlab-fig .attnlab-legend span { white-space: nowrap; }
+.attnlab-fig .attnlab-legend > span:nth-child(-n+2) { white-space: nowrap; }
 .attnlab-fig .attnlab-swatch { display: inline-block; width: 1.1em; height: 1.1em; vertical-align: -0.2em;
   border: 1px solid #888; margin-right: 0.35em; }
 .attnlab-fig .attnlab-colorbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: -0.1em;
@@ -113,8 +113,8 @@ def _margins(wq: float, wk: float, fs: float, tick: float, cell: float | None) -
     panel's top row are drawn on the line just above its cells, so they never cover a title), key
     labels (rotated when wider than a cell) and the "keys" title below, gaps between panels."""
     axis = 1.4 * fs
-    rotate = cell is not None and wk * tick > 0.9 * cell                # all x labels the same way
-    return dict(axis=axis, left=axis + wq * tick + 0.4 * fs, right=0.3 * fs, gap=0.9 * fs, title_h=2.7 * fs,
+    rotate = cell is not None and wk * tick > 0.98 * cell               # all x labels the same way; one CJK character fits
+    return dict(axis=axis, left=axis + wq * tick + 0.4 * fs, right=0.3 * fs, gap=0.9 * fs, title_h=2.35 * fs,
                 rotate=rotate, xlabel_h=(wk * tick if rotate else tick) + 0.5 * fs, bottom=1.6 * fs)
 
 
