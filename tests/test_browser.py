@@ -396,22 +396,25 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
         timed(page, explorer, lambda: (sentence.fill("小猫坐在垫子上"), sentence.press("Enter")))
         assert explorer.locator(".attnlab-svg .q").first.evaluate(CJK_DRAWN)
         if size == "1920x1080@2":
-            # Point 1 sizes, large font: 12 tokens x 8 heads >= 16 px, x 1 head >= 28 px; 32 tokens x 1 head >= 14 px.
+            # Large font: every label >= 2.5 % of 1080 px (27 px): 8 heads come in pages of heads side by side
+            # (one row of panels), 32 tokens in windows of queries (tests/test_browser_room.py: every model).
             set_checkbox(explorer, "large", True)
             timed(page, explorer, lambda: (sentence.fill("The cat sat on the mat because it was tired"),
                                            sentence.press("Enter")))
             select_value(explorer, "num_heads", "8")
             select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())
-            assert explorer.locator(".attnlab-svg .q").count() == 2 * 12
+            assert explorer.locator(".attnlab-svg .q").count() == 12          # one row of panels
+            assert explorer.locator(".attnlab-control-head option").first.inner_text().startswith("heads 1–")
             sizes = {"12x8": label_height(explorer)}
-            select_value(explorer, "head", explorer.locator(".attnlab-control-head option").nth(1).inner_text())
+            select_value(explorer, "head", "head 1")
             sizes["12x1"] = label_height(explorer)
             words = " ".join(f"w{i}" for i in range(30))
             timed(page, explorer, lambda: (sentence.fill(words), sentence.press("Enter")))
-            assert explorer.locator(".attnlab-svg .q").count() == 32
+            shown = explorer.locator(".attnlab-svg .q").count()
+            assert 12 <= shown < 32 and explorer.locator(".attnlab-control-start select").is_visible(), shown
             sizes["32x1"] = label_height(explorer)
             print("label heights (px):", sizes)
-            assert sizes["12x8"] >= 16 and sizes["12x1"] >= 28 and sizes["32x1"] >= 14, sizes
+            assert min(sizes.values()) >= 27, sizes
             assert_nothing_clipped(explorer, "large, 32 tokens")
         assert page.locator(STDERR).count() == 0
         assert not [e for e in errors if re.search(r"widget|attnlab", e, re.IGNORECASE)], errors
@@ -494,7 +497,7 @@ def show_case(explorer, case, lang: str) -> None:
 def test_voila_dashboard_fits_the_screen(request, browser, screen):
     """At 1024x768, 1280x720 and 1920x1080, in vi and zh, normal and large font: 1, 2, 4, 8 heads and one
     head of the translator have every label, the key labels and the legend on screen without scrolling;
-    a note or a language switch does not move the heatmap; large font makes the labels larger."""
+    a note or a language switch does not move the heatmap; large font never makes the labels smaller."""
     require("voila")
     voila_app = request.getfixturevalue("voila_app")
     width, height = SCREENS[screen]
@@ -525,9 +528,7 @@ def test_voila_dashboard_fits_the_screen(request, browser, screen):
             for case in FIT_CASES:
                 small = figures[f"{screen} {lang} large=False {case[0]}"][0]
                 big = figures[f"{screen} {lang} large=True {case[0]}"][0]
-                # 8 heads: 24 rows of cells in the height left under the controls bound the labels in both
-                # modes; large font keeps them within 10 % (its titles, tips and legend are larger).
-                assert big >= (0.9 * small if case[1] == 8 else small), (screen, lang, case, small, big)
+                assert big >= small, (screen, lang, case, small, big)     # large font never shrinks a label
         # No jump: a note (left padding + causal mask: queries that see no key) appears below the heatmap,
         # and the controls take as many rows in every language.
         set_checkbox(explorer, "large", False)

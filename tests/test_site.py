@@ -22,6 +22,7 @@ import re
 import socket
 import sys
 import threading
+import unicodedata
 import urllib.parse
 import zipfile
 
@@ -412,6 +413,32 @@ def test_search_finds_the_lesson(server, page, lang, query, stem):
     page.locator("#search-results a.result-page").first.click()
     page.wait_for_load_state("load")
     assert page.url == server + f"{lang}/{stem}.html"
+
+
+@needs_browser
+@pytest.mark.parametrize("query, not_first, marks", [
+    ("mất mát", "04_attention_masks", {"mất mát", "mất", "mát"}),      # "mặt" (mask) folds to the same letters
+    ("chú ý", None, {"chú ý", "chú", "ý"}),                            # not "chữ", "chủ"
+    ("nhiệt độ", None, {"nhiệt độ", "nhiệt", "độ"}),                    # not "đo", "đồ"
+])
+def test_search_exact_vietnamese_marks_rank_first_and_are_highlighted(server, page, query, not_first, marks):
+    """Syllables typed with their marks: the sections that have them exactly rank first, and they are
+    what is highlighted; the same query without marks still finds the pages (folded)."""
+    page.goto(server + "vi/search.html?q=" + urllib.parse.quote(query))
+    first = page.locator("#search-results > li > a.result-page").first
+    first.wait_for()
+    if not_first:
+        assert not first.get_attribute("href").endswith(f"vi/{not_first}.html"), first.get_attribute("href")
+    shown = [unicodedata.normalize("NFC", m).lower() for m in page.locator("#search-results mark").all_inner_texts()]
+    assert shown and set(shown) <= marks, sorted(set(shown) - marks)
+    first_page = first.get_attribute("href")
+    first_text = unicodedata.normalize("NFC", page.locator("#search-results > li").first.inner_text()).lower()
+    assert query in first_text, first_text[:300]
+    folded = "".join(c for c in unicodedata.normalize("NFD", query) if not unicodedata.combining(c)).replace("đ", "d")
+    page.goto(server + "vi/search.html?q=" + urllib.parse.quote(folded))
+    pages = page.locator("#search-results > li > a.result-page")
+    pages.first.wait_for()
+    assert first_page in pages.evaluate_all("links => links.map(a => a.getAttribute('href'))")
 
 
 @needs_browser
