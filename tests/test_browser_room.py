@@ -33,7 +33,7 @@ import unicodedata
 import pytest
 
 import attnlab_server
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 from browser_support import (CHROMIUM, EXPLORER_NOTEBOOK, ROOT, RUN_ALL, TIMEOUT_MS, WATCH, kernels_of, require,
                              run_all_cells, select_value, set_checkbox, sync_playwright)
 from browser_support import browser, lab, sandbox, voila_app  # noqa: F401  (module-scoped fixtures)

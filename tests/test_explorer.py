@@ -19,8 +19,8 @@ import attnlab
 from attnlab import explorer as ex
 from attnlab.explorer import ALL_HEADS, MASK_TYPES, ExplorerState, InputError, compute, render
 from attnlab.explorer import controls as cw, figure as fx, launch as dx, svg, widgets as wx
-from attnlab.i18n import LANGUAGES, t
-from attnlab.style import MASKED_COLOR
+from attnlab.course.i18n import LANGUAGES, t
+from attnlab.course.style import MASKED_COLOR
 
 from attnlab.explorer.models import poet_model, random_weights as cx, translator_model as tx
 
@@ -208,7 +208,7 @@ def test_svg_cells_labels_masked_colour_and_viewbox(state, panels):
 
 
 def test_svg_masked_colour_is_the_course_colour_everywhere():
-    from attnlab import heatmap_grid
+    from attnlab.figures import heatmap_grid
 
     assert heatmap_grid.CMAP.get_bad()[:3] == pytest.approx(matplotlib.colors.to_rgb(MASKED_COLOR))
     state = ExplorerState(mask="causal", lang="vi")
@@ -929,7 +929,7 @@ def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
     lines = verse.split("\n")[:-1]
     assert verse.endswith("\n") and len(lines) >= 2 and "\n".join(lines) in val     # from the validation text
     assert "\n".join(lines) not in corpus.vocab.decode(corpus.train_ids)
-    assert not attnlab.fonts.unsupported_chars(verse)          # lesson 10's static figure draws it
+    assert not attnlab.course.fonts.unsupported_chars(verse)          # lesson 10's static figure draws it
     if lang == "vi":                                       # a 6-8 couplet: the break and rhyme relations
         assert [len(verse_units) for verse_units in (line.split() for line in lines)] == [6, 8]
     chars, weights = _poet_weights(lang, verse)
@@ -1078,51 +1078,3 @@ def test_a_fifth_model_is_one_module_behind_the_interface(monkeypatch):
     assert "⚠" not in w.message.value and w.state.model == "uniform"
     assert [v for _, v in w.controls["layer"].options] == [1, 2, 3] and "fixed by the uniform model" in w.mode_note.value
     assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
-
-
-def _explorer_imports() -> dict:
-    """{module: {(explorer module it imports, inside a function?)}}, names relative to attnlab.explorer
-    ("" is the package itself, "models" its subpackage, "models.base" ...)."""
-    import ast
-    import pathlib
-
-    root = pathlib.Path(ex.__file__).parent
-    names = {".".join(p.relative_to(root).with_suffix("").parts).replace("__init__", "").strip("."): p
-             for p in root.rglob("*.py")}
-    graph = {}
-    for name, path in names.items():
-        package = name.split(".") if path.name == "__init__.py" and name else name.split(".")[:-1]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        in_function = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                       for n in ast.walk(f)}
-        edges = set()
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.ImportFrom) and node.level) or node.level - 1 > len(package):
-                continue                                  # absolute, or above the explorer (attnlab's core)
-            base = package[:len(package) - (node.level - 1)]
-            targets = [[*base, *node.module.split(".")]] if node.module else [[*base, a.name] for a in node.names]
-            for target in (".".join(t) for t in targets):
-                while target not in names:                # "from .state import X": the module, not X
-                    target = target.rpartition(".")[0]
-                edges.add((target, id(node) in in_function))
-        graph[name] = edges
-    return graph
-
-
-def test_explorer_modules_import_no_sibling_inside_a_function_and_form_no_cycle():
-    """The explorer's import graph (issue 28): its modules import each other at the top only, and
-    no module imports one that imports it back (the models never import the state, figure or UI)."""
-    graph = _explorer_imports()
-    inside = [(m, t) for m, edges in graph.items() for t, nested in edges if nested]
-    assert not inside, f"imports inside functions: {inside}"
-    deps = {m: {t for t, _ in edges if t != m and not t.startswith(m + "." if m else "")} for m, edges in graph.items()}
-
-    def visit(node, path):
-        assert node not in path, "import cycle: " + " -> ".join(repr(p) for p in [*path, node])
-        for nxt in deps[node]:
-            visit(nxt, [*path, node])
-
-    for module in deps:
-        visit(module, [])
-    assert len(deps) > 10 and not {t for m in deps if m.startswith("models") for t in deps[m]} & {
-        "state", "figure", "widgets", "controls", "compute", "view", "svg"}

@@ -12,7 +12,7 @@ import contextlib
 
 import ipywidgets as widgets
 
-from ..i18n import t
+from ..course.i18n import t
 from . import models
 from .state import (ALL_HEADS, ATTENTION_KINDS, HEAD_COUNTS, LANGUAGE_NAMES, MASK_TYPES, MAX_PAD, PAD_SIDES,
                     ExplorerState)

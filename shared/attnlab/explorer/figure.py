@@ -5,7 +5,7 @@ positions); the title says which part when it is not the whole.
 """
 from __future__ import annotations
 
-from ..i18n import t
+from ..course.i18n import t
 from . import svg, view as views
 from .compute import compute
 from .result import Result

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import urllib.parse
 
-from ..i18n import LANGUAGES
+from ..course.i18n import LANGUAGES
 from .widgets import AttentionExplorer
 
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..i18n import LANGUAGES
+from ..course.i18n import LANGUAGES
 from . import models
 from .models.random_weights import D_MODEL, HEAD_COUNTS, MASK_TYPES, MAX_PAD, MAX_TOKENS, PAD, PAD_SIDES, SEED
 from .models.reversal_model import CONFIG as TRAINED_CONFIG

@@ -13,7 +13,7 @@ import html
 
 import ipywidgets as widgets
 
-from ..i18n import get_language, t
+from ..course.i18n import get_language, t
 from . import models, svg
 from .compute import compute
 from .controls import RANDOM_FIELDS, SECONDARY, ControlPanel

@@ -6,7 +6,7 @@ file (and its ``MODEL`` in the list of ``models/__init__.py``).
 """
 from __future__ import annotations
 
-from ...i18n import t
+from ...course.i18n import t
 from ..result import Result
 
 

@@ -13,7 +13,7 @@ import unicodedata
 
 import torch
 
-from ...i18n import t
+from ...course.i18n import t
 from ...poet import heads as poet_heads
 from ...poet import load_corpus, load_pretrained
 from ..result import InputError, Result, causal, self_attention

@@ -14,8 +14,8 @@ import zlib
 import torch
 
 from ...attention import scaled_dot_product_attention
-from ...fonts import unsupported_chars
-from ...i18n import t
+from ...course.fonts import unsupported_chars
+from ...course.i18n import t
 from ...masks import causal_mask, padding_mask
 from ...multihead import MultiHeadAttention
 from ...text import is_cjk, tokenize

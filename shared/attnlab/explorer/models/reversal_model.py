@@ -1,4 +1,4 @@
-"""The explorer's "trained" model: lesson 07's tiny reversal model (``attnlab.tiny``) on a digit sequence."""
+"""The explorer's "trained" model: lesson 07's tiny reversal model (``attnlab.reversal``) on a digit sequence."""
 from __future__ import annotations
 
 import functools
@@ -6,20 +6,20 @@ import unicodedata
 
 import torch
 
-from ... import tiny
-from ...i18n import t
+from ... import reversal
+from ...course.i18n import t
 from ..result import InputError, Result, causal, self_attention
 from .base import ExplorerModel
 
-CONFIG = tiny.TinyConfig()            # the checkpoint's size (checked against the loaded model)
+CONFIG = reversal.TinyConfig()            # the checkpoint's size (checked against the loaded model)
 DIGIT_SEPARATORS = " \t,，、;"          # allowed between digits ("3 1 4", "3,1,4", "314", "３１４")
 FIXED = {"mask": "causal", "num_heads": CONFIG.num_heads, "pad": 0, "scaled": True}
 
 
 @functools.lru_cache(maxsize=None)
-def _model() -> tiny.TinyTransformer:
+def _model() -> reversal.TinyTransformer:
     """The tiny reversal model of lesson 07, loaded once, on the CPU, in eval mode."""
-    model = tiny.load_pretrained()
+    model = reversal.load_pretrained()
     c = model.config
     if (c.num_heads, c.num_layers, c.max_len) != (CONFIG.num_heads, CONFIG.num_layers, CONFIG.max_len):
         raise RuntimeError(f"the checkpoint's model {c} is not the expected {CONFIG}")
@@ -29,7 +29,7 @@ def _model() -> tiny.TinyTransformer:
 @functools.lru_cache(maxsize=512)
 def _attention(digits: tuple[int, ...]) -> tuple[tuple[str, ...], torch.Tensor]:
     """(tokens, weights (layers, H, T, T)) of the trained model for one digit sequence, cached."""
-    tokens, weights = tiny.attention_for(_model(), digits)
+    tokens, weights = reversal.attention_for(_model(), digits)
     return tuple(tokens), torch.stack(weights)
 
 

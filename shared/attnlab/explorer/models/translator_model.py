@@ -15,8 +15,8 @@ import unicodedata
 
 import torch
 
-from ...i18n import t
-from ...languages import COURSE_LANGUAGES
+from ...course.i18n import t
+from ...course.languages import COURSE_LANGUAGES
 from ..result import InputError, Result
 from .base import ExplorerModel
 
