@@ -956,9 +956,8 @@ def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
             assert shown == want, (layer, head)
             seen |= {(i, j) for i in view.rows for j in view.cols if r.mask[i, j]}
         assert len(seen) == int(r.mask.sum())              # every weight the model computed is in some window
-    poet_mode = poet_model                 # loading the model leaves the global RNG alone
-    poet_mode._model.cache_clear()
-    poet_mode._attention.cache_clear()
+    poet_model._model.cache_clear()              # loading the model leaves the global RNG alone
+    poet_model._attention.cache_clear()
     rng = torch.get_rng_state()
     compute(state)
     assert torch.equal(rng, torch.get_rng_state())
@@ -989,7 +988,6 @@ def test_poet_model_bad_verses_are_refused_in_the_ui_language(lang):
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
 def test_poet_model_in_the_widget(lang):
-    poet_mode = poet_model
     from attnlab.poet import heads
 
     w = attnlab.explore(lang=lang)
@@ -997,8 +995,8 @@ def test_poet_model_in_the_widget(lang):
     w.controls["model"].value = f"poet-{lang}"
     assert "⚠" not in w.message.value, w.message.value
     default = heads.default_verse(lang)
-    assert w.controls["sentence"].value == poet_mode.verse_line(default)
-    assert poet_mode.verse_text(w.controls["sentence"].value) == default
+    assert w.controls["sentence"].value == poet_model.verse_line(default)
+    assert poet_model.verse_text(w.controls["sentence"].value) == default
     assert w.controls["sentence"].description == t("explorer.verse", lang)
     assert [v for _, v in w.controls["layer"].options] == [1, 2, 3, 4]
     assert [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]

@@ -117,8 +117,8 @@ def _cycles() -> list[list[str]]:
     return sorted(list(c) for c in found)
 
 
-# Still to be removed (issue 28): the explorer's compute <-> poet_mode circle, and the two modules
-# over the guide. Whoever fixes one deletes it here: the tests fail while a listed one is fixed too.
+# Still to be removed (issue 28): the module over the guide. Whoever fixes one deletes it here: the tests
+# fail while a listed one is fixed too.
 KNOWN_CYCLES = []
 KNOWN_LONG = {"attnlab.exercises.capstone"}
 

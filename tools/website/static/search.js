@@ -4,9 +4,9 @@
 // does not find "train", "mặt nạ" not "math"); Chinese: substring match, so any word is found
 // without a word segmenter. Results are grouped by page, best page first.
 // Vietnamese words that differ only by their marks fold to the same letters ("mất", "mát", "mặt" ->
-// "mat"), so a query typed with marks also looks for its marked syllables exactly: sections that
-// have every marked syllable as typed rank above those that only match folded, and the exact
-// syllables are what is highlighted. A query without marks is folded as before.
+// "mat"), so a query typed with marks looks for its marked syllables exactly: the sections that
+// have every one of them as typed are the results (ranked by those syllables, which are what is
+// highlighted); only if there are none, the folded matches are. A query without marks is folded.
 (function () {
   "use strict";
   var MARKS = /[\u0300-\u036f]/g;
@@ -157,11 +157,15 @@
     var list = Object.keys(pages).map(function (k) { return pages[k]; });
     // a page: its best section, plus a quarter of the others (many passing mentions rank below one topic)
     list.forEach(function (p) {
-      p.sections.sort(function (a, b) { return b.tier - a.tier || b.score - a.score; });
-      var best = p.sections.filter(function (s) { return s.tier === p.tier; });   // look-alikes do not add up
-      p.score = best.reduce(function (acc, s, i) { return acc + (i ? 0.25 : 1) * s.score; }, 0);
+      // look-alike sections of a page that has the syllables as typed neither count nor show
+      p.sections = p.sections.filter(function (s) { return s.tier === p.tier; });
+      p.sections.sort(function (a, b) { return b.score - a.score; });
+      p.score = p.sections.reduce(function (acc, s, i) { return acc + (i ? 0.25 : 1) * s.score; }, 0);
     });
-    list.sort(function (a, b) { return b.tier - a.tier || b.score - a.score; });
+    // pages with the syllables as typed, if any; else (a typo in a mark?) the folded matches, as before
+    var top = list.reduce(function (acc, p) { return Math.max(acc, p.tier); }, 0);
+    list = list.filter(function (p) { return p.tier === top; });
+    list.sort(function (a, b) { return b.score - a.score; });
     return list.map(function (p) { p.terms = ts; p.whole = whole; p.exact = exact; return p; });
   }
 
