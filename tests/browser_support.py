@@ -263,10 +263,13 @@ def shutdown_kernels(server: Server) -> None:
 
 
 def select_value(explorer, control: str, label: str) -> None:
+    """Choose the option labelled ``label`` (ipywidgets writes its spaces as no-break spaces)."""
     reveal(explorer, control)
     select = explorer.locator(f".attnlab-control-{control} select")
-    if select.evaluate("s => s.options[s.selectedIndex].text").replace("\xa0", " ") != label.replace("\xa0", " "):
-        timed(explorer.page, explorer, lambda: select.select_option(label=label))
+    texts = [t.replace("\xa0", " ") for t in select.evaluate("s => [...s.options].map(o => o.text)")]
+    index = texts.index(label.replace("\xa0", " "))
+    if select.evaluate("s => s.selectedIndex") != index:
+        timed(explorer.page, explorer, lambda: select.select_option(index=index))
 
 
 def set_checkbox(explorer, control: str, on: bool) -> None:

@@ -404,7 +404,7 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
             select_value(explorer, "num_heads", "8")
             select_value(explorer, "head", explorer.locator(".attnlab-control-head option").first.inner_text())
             assert explorer.locator(".attnlab-svg .q").count() == 12          # one row of panels
-            assert explorer.locator(".attnlab-control-head option").first.inner_text().startswith("heads 1–")
+            assert explorer.locator(".attnlab-control-head option").first.inner_text().replace("\xa0", " ").startswith("heads 1–")
             sizes = {"12x8": label_height(explorer)}
             select_value(explorer, "head", "head 1")
             sizes["12x1"] = label_height(explorer)

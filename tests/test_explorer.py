@@ -1076,3 +1076,47 @@ def test_a_fifth_model_is_one_module_behind_the_interface(monkeypatch):
     assert "⚠" not in w.message.value and w.state.model == "uniform"
     assert [v for _, v in w.controls["layer"].options] == [1, 2, 3] and "fixed by the uniform model" in w.mode_note.value
     assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
+
+
+# ----------------------------------------------------------------------------- small things (issue 33)
+
+def test_widget_model_with_bad_input_shows_its_own_fixed_settings():
+    """The settings a model fixes show the model's values even while its input is bad (they showed
+    the random weights' "Heads (fixed) 2" under "trained model"), and the note is that model's."""
+    w = attnlab.explore(lang="en", num_heads=2, mask="padding", digits="abc")
+    w.controls["model"].value = "trained"
+    assert html_text(w.message.value).startswith("⚠ ")
+    assert (w.controls["num_heads"].value, w.controls["mask"].value, w.controls["pad"].value) == (4, "causal", 0)
+    assert t("explorer.trained_fixed", "en", h=4) in html_text(w.mode_note.value)
+    w.controls["model"].value = "poet-vi"
+    w.controls["sentence"].value = ""                              # a bad verse
+    w.controls["model"].value = "translator-vi"                    # a good number: the translator's note
+    assert t("explorer.fixed_mask.none", "en") in html_text(w.mode_note.value)
+    w.controls["model"].value = "poet-vi"                          # back to the bad verse
+    assert html_text(w.message.value).startswith("⚠ ")
+    assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", "en", h=4))
+    w.controls["model"].value = "random"
+    assert (w.controls["num_heads"].value, w.controls["mask"].value) == (2, "padding")
+
+
+def test_widget_every_control_has_its_label_as_tooltip():
+    """No ``title="null"``: ipywidgets renders a tooltip left None as the word null."""
+    w = attnlab.explore(lang="vi", large=True)
+    for control in (*w.controls.values(), w.more):
+        tip = getattr(control, "tooltip", None) if control.has_trait("tooltip") else control.description_tooltip
+        assert tip == control.description and tip, control
+    w.controls["lang"].value = "zh"
+    assert w.more.tooltip == t("explorer.more", "zh") if w.more.has_trait("tooltip") else True
+
+
+def test_the_dashboard_address_in_the_docs_is_the_one_make_voila_serves():
+    assert "/voila/render/" not in dx.query_settings.__doc__ and "localhost:8866/?lang=vi" in dx.query_settings.__doc__
+
+
+def test_no_figure_draws_more_than_the_cell_budget():
+    """The verse GPT's 64 x 64 x 4 heads were 16,384 cells (1.6 MB of HTML, ~1 s per change in the
+    browser): every figure now has at most view.MAX_CELLS, in windows that cover every weight."""
+    for state in (ExplorerState(model="poet-vi"), ExplorerState(model="poet-zh", head=1),
+                  ExplorerState(sentence=" ".join(["w"] * 30), pad=2), ExplorerState(model="poet-vi", large=True)):
+        html_ = render(state)
+        assert len(cells(parse_svg(html_))) <= ex.view.MAX_CELLS and len(html_) < 250_000, (state, len(html_))
