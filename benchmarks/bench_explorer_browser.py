@@ -87,6 +87,13 @@ def select_index(explorer, control: str, index: int):
     return lambda: select.select_option(index=index)
 
 
+def select_next(explorer, control: str):
+    """The next option of a control (after the last: the first); always a change."""
+    select = explorer.locator(f".attnlab-control-{control} select")
+    index = select.evaluate("s => (s.selectedIndex + 1) % s.options.length")
+    return lambda: select.select_option(index=index)
+
+
 def run_model_changes(page, explorer, model: str, n: int) -> dict[str, list[float]]:
     """A trained model's changes: layer, all heads <-> one head, window of positions, attention."""
     samples = {f"{model}: first switch": [tb.timed(page, explorer, select_index(explorer, "model", MODEL_NAMES[model]))]}
@@ -94,16 +101,14 @@ def run_model_changes(page, explorer, model: str, n: int) -> dict[str, list[floa
         samples[f"{model}: {kind}"] = []
     head = explorer.locator(".attnlab-control-head select")
     for k in range(n):
-        layers = explorer.locator(".attnlab-control-layer option").count()
-        samples[f"{model}: layer"].append(tb.timed(page, explorer, select_index(explorer, "layer", (k + 1) % layers)))
+        samples[f"{model}: layer"].append(tb.timed(page, explorer, select_next(explorer, "layer")))
         single = head.evaluate("s => [...s.options].findIndex(o => /\\d$/.test(o.text) && !o.text.includes('–'))")
         target = single if head.evaluate("s => s.selectedIndex") != single else 0
         samples[f"{model}: all <-> one head"].append(tb.timed(page, explorer, select_index(explorer, "head", target)))
-        windows = explorer.locator(".attnlab-control-start option").count()
-        if explorer.locator(".attnlab-control-start select").is_visible() and windows > 1:
-            samples[f"{model}: positions"].append(tb.timed(page, explorer, select_index(explorer, "start", (k + 1) % windows)))
+        if explorer.locator(".attnlab-control-start select").is_visible():
+            samples[f"{model}: positions"].append(tb.timed(page, explorer, select_next(explorer, "start")))
         if explorer.locator(".attnlab-control-attention select").is_visible():
-            samples[f"{model}: attention"].append(tb.timed(page, explorer, select_index(explorer, "attention", k % 3)))
+            samples[f"{model}: attention"].append(tb.timed(page, explorer, select_next(explorer, "attention")))
     tb.timed(page, explorer, select_index(explorer, "model", 0))
     return {kind: ms for kind, ms in samples.items() if ms}
 
