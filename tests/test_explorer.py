@@ -1120,3 +1120,14 @@ def test_no_figure_draws_more_than_the_cell_budget():
                   ExplorerState(sentence=" ".join(["w"] * 30), pad=2), ExplorerState(model="poet-vi", large=True)):
         html_ = render(state)
         assert len(cells(parse_svg(html_))) <= ex.view.MAX_CELLS and len(html_) < 250_000, (state, len(html_))
+
+
+def test_dashboard_markdown_has_no_line_that_starts_a_list_by_accident():
+    """JupyterLab drew "(left padding / + causal mask)" as a bullet: a prose line beginning with "+ "."""
+    import json
+    import pathlib
+
+    notebook = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "attention_explorer.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).split("\n")]
+    assert not [line for line in lines if re.match(r"\s*[+]\s", line)]
