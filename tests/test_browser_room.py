@@ -163,6 +163,15 @@ def press(page, explorer, key: str, timeout_ms: int = 30_000) -> bool:
         return False
 
 
+def focus_on(page, name: str, timeout_ms: int = 5_000) -> bool:
+    """Whether the focus is (again, once the redraw is done) on the control ``name``."""
+    try:
+        page.wait_for_function(f"() => ({FOCUSED})() === {name!r}", timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def keyboard_walk(page, explorer, stray_cells=None) -> dict:
     """Tab from the first control through every control: each one changes the explorer from the
     keyboard (and is set back), and keeps the focus. ``stray_cells``: a function giving (active cell,
@@ -176,12 +185,15 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             break
         control = explorer.locator(f".attnlab-control-{name}" if name != "more" else ".attnlab-more")
         if name == "sentence":                            # a text box: typing, then Enter redraws
+            box = control.locator("input")
+            before_text = box.input_value()
             page.keyboard.press("End")
             page.keyboard.type(" x")
             changed = press(page, explorer, "Enter")
             for _ in range(2):
                 page.keyboard.press("Backspace")
-            done[name] = changed and press(page, explorer, "Enter")
+            back = box.input_value() == before_text and press(page, explorer, "Enter")
+            done[name] = changed and back
         elif name == "pad":                               # the slider's handle: the arrows move it
             done[name] = press(page, explorer, "ArrowRight") and press(page, explorer, "ArrowLeft")
             page.keyboard.press("Tab")                    # the slider's editable readout, then on
@@ -192,8 +204,8 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             select = control.locator("select")
             last = select.evaluate("s => s.selectedIndex === s.options.length - 1")
             there, back = ("ArrowUp", "ArrowDown") if last else ("ArrowDown", "ArrowUp")
-            done[name] = press(page, explorer, there) and page.evaluate(FOCUSED) == name and press(page, explorer, back)
-        done[name] = done[name] and page.evaluate(FOCUSED) == name
+            done[name] = press(page, explorer, there) and focus_on(page, name) and press(page, explorer, back)
+        done[name] = done[name] and focus_on(page, name)
         if stray_cells:
             assert stray_cells() == before, (name, "the notebook took the key")
         page.keyboard.press("Tab")
