@@ -411,7 +411,7 @@ def test_voila_dashboard_layout_sizes_languages(request, browser, size):
             words = " ".join(f"w{i}" for i in range(30))
             timed(page, explorer, lambda: (sentence.fill(words), sentence.press("Enter")))
             shown = explorer.locator(".attnlab-svg .q").count()
-            assert 12 <= shown < 32 and explorer.locator(".attnlab-control-start select").is_visible(), shown
+            assert 8 <= shown < 32 and explorer.locator(".attnlab-control-start select").is_visible(), shown
             sizes["32x1"] = label_height(explorer)
             print("label heights (px):", sizes)
             assert min(sizes.values()) >= 27, sizes
