@@ -3,7 +3,7 @@
 Two limits decide it:
 
 * **Speed.** The browser lays out every cell of the SVG (a rect and its hover tip), so a figure has
-  at most ``MAX_CELLS`` cells: 8 heads of 12 tokens fit; a 64-character verse does not (4 heads of
+  at most ``MAX_CELLS`` cells: 8 heads of 14 tokens fit; a 64-character verse does not (4 heads of
   64 x 64 are 16,384 cells, 1.6 MB of HTML, close to a second per change in the browser). Beyond
   it the figure shows a window of the queries (rows) with all the keys when they fit, else a block
   of keys that ends at the window's last query (under a causal mask, exactly the keys it can see).
@@ -14,7 +14,7 @@ Two limits decide it:
   "all heads" becomes pages of heads (the head control lists them), and the queries that do not
   fit the height come in windows (the positions control).
 
-Pages and windows are balanced (8 heads, 3 a page: 3 + 3 + 2; 64 rows, 15 a window: 5 windows of 13).
+Pages and windows are balanced (8 heads, 3 a page: 3 + 3 + 2; 64 rows, 25 a window: 22 + 21 + 21).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from typing import NamedTuple
 from .result import Result
 from . import svg
 
-MAX_CELLS = 1600            # 8 heads x 14 x 14 (the Chinese example, padded) fit; p95 <= 100 ms (docs/performance.md)
+MAX_CELLS = 1600            # 8 heads x 14 x 14 (the Chinese example, padded) fit (latency: docs/performance.md)
 MIN_ROWS = 12               # a window of queries has at least this many rows when the input has them
 MIN_KEYS = 16               # large font: each head of a page keeps at least this many keys (or all)
 
