@@ -34,9 +34,15 @@ $(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
 
 # attnlab_server: kernel websockets with TCP_NODELAY (README, "Explorer latency in the browser").
 SERVER_CONNECTION := attnlab_server.NoDelayKernelConnection
+# The course's JupyterLab settings (attnlab_server.lab_args): keys kept in widgets, a code font with every
+# Vietnamese letter (in the user settings of `make lab`, build/lab/user-settings, copied where missing).
+LAB_USER_SETTINGS := $(CURDIR)/build/lab/user-settings
+LAB_ARGS := --LabApp.app_settings_dir=$(CURDIR)/shared/attnlab_server/lab_settings \
+	--LabApp.user_settings_dir=$(LAB_USER_SETTINGS)
 
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION)
+	$(BIN)/python -c "import attnlab_server, sys; attnlab_server.seed_user_settings(sys.argv[1])" $(LAB_USER_SETTINGS)
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION) $(LAB_ARGS)
 
 test: setup $(W7)/.installed-stamp $(HUB_PROXY)    ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)

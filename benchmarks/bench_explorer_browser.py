@@ -1,20 +1,25 @@
 """The explorer's latency in a real browser: control change -> new heatmap painted.
 
     python benchmarks/bench_explorer_browser.py [--changes 50] [--ui voila,lab] [--connection course,stock]
+                                                [--models trained,translator-vi,poet-vi,poet-zh]
 
 Starts JupyterLab (the dashboard notebook, run all) and Voilà on 127.0.0.1, drives Debian's
 Chromium with Playwright, and makes ``--changes`` changes of each kind. A change is timed in
 the page from the event that makes it (click, keydown, input or change) until the frame showing
-the new heatmap has been rendered (tests/test_browser.py ``timed``: first DOM change, next
+the new heatmap has been rendered (tests/browser_support.py ``timed``: first DOM change, next
 animation frame, then a task queued from it). Hover: from the mouse move until the cell's tip is displayed and that frame rendered.
 ``--connection``: "course" serves kernels as ``make lab`` / ``make voila`` do (attnlab_server,
 TCP_NODELAY), "stock" with Jupyter Server's default connection (Nagle's algorithm on).
-Prints median and p95 per kind; goals p95 <= 50 ms for display-only changes and <= 100 ms for
-changes that recompute. Nothing is asserted.
+``--models``: after the random-weight model's changes, each trained model's own: its layer, all
+heads <-> one head, the window of positions (verse GPT) and the attention (translator); the first
+switch to each model is timed too (it loads the model). Prints median and p95 per kind; goals
+p95 <= 50 ms for display-only changes and <= 100 ms for changes that recompute (a layer or a head
+of a trained model is a view of weights computed once per input). Nothing is asserted.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import secrets
 import statistics
@@ -24,7 +29,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import test_browser as tb  # noqa: E402  (servers, helpers: one copy of the browser plumbing)
+import browser_support as tb  # noqa: E402  (servers, helpers: one copy of the browser plumbing)
 
 DISPLAY = ("head", "numbers", "large font", "language", "hover")
 RECOMPUTE = ("mask", "heads", "sentence", "padding", "scaling")
@@ -74,14 +79,48 @@ def run_changes(page, explorer, n: int) -> dict[str, list[float]]:
     return samples
 
 
+MODEL_NAMES = {"trained": 1, "translator-vi": 2, "translator-zh": 3, "poet-vi": 4, "poet-zh": 5}   # explorer.MODELS
+
+
+def select_index(explorer, control: str, index: int):
+    select = explorer.locator(f".attnlab-control-{control} select")
+    return lambda: select.select_option(index=index)
+
+
+def select_next(explorer, control: str):
+    """The next option of a control (after the last: the first); always a change."""
+    select = explorer.locator(f".attnlab-control-{control} select")
+    index = select.evaluate("s => (s.selectedIndex + 1) % s.options.length")
+    return lambda: select.select_option(index=index)
+
+
+def run_model_changes(page, explorer, model: str, n: int) -> dict[str, list[float]]:
+    """A trained model's changes: layer, all heads <-> one head, window of positions, attention."""
+    samples = {f"{model}: first switch": [tb.timed(page, explorer, select_index(explorer, "model", MODEL_NAMES[model]))]}
+    for kind in ("layer", "all <-> one head", "positions", "attention"):
+        samples[f"{model}: {kind}"] = []
+    head = explorer.locator(".attnlab-control-head select")
+    for k in range(n):
+        samples[f"{model}: layer"].append(tb.timed(page, explorer, select_next(explorer, "layer")))
+        single = head.evaluate("s => [...s.options].findIndex(o => /\\d$/.test(o.text) && !o.text.includes('–'))")
+        target = single if head.evaluate("s => s.selectedIndex") != single else 0
+        samples[f"{model}: all <-> one head"].append(tb.timed(page, explorer, select_index(explorer, "head", target)))
+        if explorer.locator(".attnlab-control-start select").is_visible():
+            samples[f"{model}: positions"].append(tb.timed(page, explorer, select_next(explorer, "start")))
+        if explorer.locator(".attnlab-control-attention select").is_visible():
+            samples[f"{model}: attention"].append(tb.timed(page, explorer, select_next(explorer, "attention")))
+    tb.timed(page, explorer, select_index(explorer, "model", 0))
+    return {kind: ms for kind, ms in samples.items() if ms}
+
+
 def report(where: str, samples: dict[str, list[float]]) -> None:
     print(f"\n{where}: change -> heatmap repainted (ms)")
-    print(f"{'kind':12s} {'group':10s} {'n':>4s} {'median':>7s} {'p95':>7s} {'goal':>5s}", flush=True)
+    print(f"{'kind':30s} {'group':10s} {'n':>4s} {'median':>7s} {'p95':>7s} {'goal':>5s}", flush=True)
     for kind, ms in samples.items():
         group = "display" if kind in DISPLAY else "recompute"
         p95 = percentile(ms, 0.95)
-        print(f"{kind:12s} {group:10s} {len(ms):4d} {statistics.median(ms):7.1f} {p95:7.1f} {GOALS[group]:5d} "
-              f"{'PASS' if p95 <= GOALS[group] else 'MISS'}", flush=True)
+        goal = f"{GOALS[group]:5d} {'PASS' if p95 <= GOALS[group] else 'MISS'}" if "first switch" not in kind else "    -"
+        print(f"{kind:30s} {group:10s} {len(ms):4d} {statistics.median(ms):7.1f} {p95:7.1f} {goal}", flush=True)
 
 
 def main() -> None:
@@ -89,16 +128,12 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=50)
     parser.add_argument("--ui", default="voila,lab")
     parser.add_argument("--connection", default="course", help="course, stock or course,stock")
+    parser.add_argument("--models", default="trained,translator-vi,poet-vi,poet-zh",
+                        help="trained models to time after the random weights ('' for none)")
     args = parser.parse_args()
     base = pathlib.Path(tempfile.mkdtemp(prefix="attnlab-bench-"))
 
-    class Factory:                                         # the test's fixtures, by hand
-        def mktemp(self, name):
-            path = base / name
-            path.mkdir()
-            return path
-
-    sandbox = tb.sandbox.__wrapped__(Factory())
+    sandbox = tb.make_sandbox(base)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -126,7 +161,10 @@ def main() -> None:
                     explorer.locator(".attnlab-heatmap").scroll_into_view_if_needed()
                     run_changes(page, explorer, 3)                 # warm up
                     name = {"lab": "JupyterLab", "voila": "Voilà"}[ui]
-                    report(f"{name}, {connection} server connection", run_changes(page, explorer, args.changes))
+                    samples = run_changes(page, explorer, args.changes)
+                    for model in filter(None, args.models.split(",")):
+                        samples.update(run_model_changes(page, explorer, model, args.changes))
+                    report(f"{name}, {connection} server connection (load {os.getloadavg()[0]:.1f} after)", samples)
                     context.close()
                 finally:
                     gen.close()

@@ -18,11 +18,11 @@ import importlib
 import attnlab
 from attnlab import explorer as ex
 from attnlab.explorer import ALL_HEADS, MASK_TYPES, ExplorerState, InputError, compute, render
-from attnlab.explorer import svg, widgets as wx
+from attnlab.explorer import controls as cw, figure as fx, launch as dx, svg, widgets as wx
 from attnlab.course.i18n import LANGUAGES, t
 from attnlab.course.style import MASKED_COLOR
 
-cx = importlib.import_module("attnlab.explorer.compute")     # the module (the package's ``compute`` is the function)
+from attnlab.explorer.models import poet_model, random_weights as cx, translator_model as tx
 
 matplotlib.use("Agg")
 
@@ -175,33 +175,36 @@ def test_state_rejects_impossible_values():
     (ExplorerState(sentence=ZH, lang="zh", num_heads=2, annotate=True), 2),
 ])
 def test_svg_cells_labels_masked_colour_and_viewbox(state, panels):
-    r = compute(state)
+    full = compute(state)
+    shown = fx.plan(state, full)                       # 32 tokens x 8 heads: a window of them (test_view_...)
+    r = shown.crop(full)
+    T, S = len(r.queries), len(r.keys)
+    assert (T, S) == (len(full.queries), len(full.keys)) or T * S * panels <= ex.view.MAX_CELLS
     root = parse_svg(render(state))
-    T = len(r.tokens)
     x0, y0, w, h = map(float, root.get("viewBox").split())
     assert (x0, y0, w) == (0, 0, svg.WIDTH) and h > 0 and root.get("width") == "100%"
     ks = cells(root)
-    assert len(ks) == panels * T * T and len(rows(root)) == T
-    heads = list(range(r.weights.shape[0]) if state.head == ALL_HEADS else [state.head])
+    assert len(ks) == panels * T * S and len(rows(root)) == T
+    heads = list(shown.heads)
     for k, (row, rect, tip) in enumerate(ks):
-        i, rest = divmod(k, panels * T)
-        p, j = divmod(rest, T)
+        i, rest = divmod(k, panels * S)
+        p, j = divmod(rest, S)
         fill, tip = rect.get("fill"), tip.text
         assert row == i and rows(root)[i].get("class") == f"row r{i}"
         if r.mask[i, j]:
             v = float(r.weights[heads[p], i, j])
             assert fill == svg.LUT[int(np.rint(np.float32(v) * np.float32(255)))] and fill != MASKED_COLOR
-            assert tip == f"{r.tokens[i]} → {r.tokens[j]} · {v:.3f}"
+            assert tip == f"{r.queries[i]} → {r.keys[j]} · {v:.3f}"
         else:
             assert fill == MASKED_COLOR
-            assert tip == f"{r.tokens[i]} → {r.tokens[j]} · {t('explorer.tip.masked', state.lang)}"
+            assert tip == f"{r.queries[i]} → {r.keys[j]} · {t('explorer.tip.masked', state.lang)}"
     labels = [e.text for e in root.iter(SVG_NS + "text") if (e.get("class") or "").startswith("q ")]
-    R = svg.grid_shape(panels)[0]
-    assert labels == [svg.short_label(tok) for tok in r.tokens for _ in range(R)]    # per panel row, first in the row
+    R = svg.Layout(panels, T, S, r.queries, r.keys, state.large).R
+    assert labels == [svg.short_label(tok) for tok in r.queries for _ in range(R)]    # per panel row, first in the row
     for i, g in enumerate(rows(root)):
         kids = list(g)
         assert all(e.get("class") == f"q q{i}" and e.get("tabindex") == "0" for e in kids[:R])
-        assert all(e.tag == SVG_NS + "rect" for e in kids[R:R + 2 * panels * T:2]) and len(kids[R:]) >= 2 * panels * T
+        assert all(e.tag == SVG_NS + "rect" for e in kids[R:R + 2 * panels * S:2]) and len(kids[R:]) >= 2 * panels * S
 
 
 def test_svg_masked_colour_is_the_course_colour_everywhere():
@@ -220,18 +223,32 @@ def test_svg_x_labels_all_rotated_the_same_way():
         assert xl and {("rotate(-90)" in (e.get("transform") or "")) for e in xl} == {rotated}, sentence
 
 
-def test_svg_sizes_grow_in_large_font_mode_and_fill_the_width():
-    for state in (ExplorerState(), ExplorerState(num_heads=1), ExplorerState(sentence=" ".join(["w"] * 32), pad=0,
-                                                                         num_heads=1)):
-        small = svg.Layout(state.heads if state.head == ALL_HEADS else 1, *[len(compute(state).tokens)] * 2,
-                           compute(state).tokens, compute(state).tokens, False)
-        large = svg.Layout(state.heads, *[len(compute(state).tokens)] * 2, compute(state).tokens,
-                           compute(state).tokens, True)
-        assert large.tick >= small.tick
-        grid = large.left + large.C * large.pw + (large.C - 1) * large.gap
-        # The box below the controls, filled in its width or in its height (the CSS fits it to the screen).
-        assert grid <= svg.WIDTH and large.height <= svg.WIDTH / svg.ASPECT + 1e-6
-        assert grid >= 0.9 * svg.WIDTH or large.height >= 0.9 * svg.WIDTH / svg.ASPECT
+def _label_sizes(fragment: str) -> dict:
+    """Font sizes (viewBox units) of the labels of an explorer SVG: tokens, head and axis titles."""
+    root = parse_svg(fragment)
+    base = float(root.get("font-size"))
+    sizes = {"tokens": base}
+    for e in root.iter(SVG_NS + "text"):
+        kind = (e.get("class") or "").split()
+        if not kind or kind[0] not in ("t", "v"):          # hover tips and the numbers in the cells aside
+            sizes.setdefault("titles", []).append(float(e.get("font-size", base)))
+    return {"tokens": base, "titles": min(sizes["titles"]), "height": float(root.get("viewBox").split()[3])}
+
+
+def test_svg_large_font_labels_are_projector_sized_and_never_smaller():
+    """Large font: every label (tokens, head and axis titles) at svg.FONT[True] units and the figure
+    inside WIDTH x LARGE_HEIGHT (the CSS draws that box >= 0.92 px per unit on the three screens);
+    never smaller than in normal font."""
+    long = " ".join(f"w{i}" for i in range(30))
+    for state in (ExplorerState(), ExplorerState(num_heads=1), ExplorerState(num_heads=2), ExplorerState(num_heads=4),
+                  ExplorerState(sentence=long, pad=2), ExplorerState(sentence=long, num_heads=1, pad=0),
+                  ExplorerState(sentence=ZH, lang="zh"), TRAINED, TRAINED.replace(head=1),
+                  ExplorerState(model="poet-vi"), ExplorerState(model="poet-zh", head=2, layer=3)):
+        large = _label_sizes(render(state.replace(large=True)))
+        small = _label_sizes(render(state))
+        assert large["tokens"] == large["titles"] == svg.FONT[True], (state, large)
+        assert large["height"] <= svg.LARGE_HEIGHT + 1e-6, (state, large)
+        assert large["tokens"] >= small["tokens"] and large["titles"] >= small["titles"], (state, large, small)
 
 
 def test_svg_is_deterministic_and_reacts_to_every_control():
@@ -385,7 +402,7 @@ def test_widget_unexpected_error_is_one_line_and_keeps_the_figure(monkeypatch):
 
 def test_widget_unexpected_error_while_relabelling_is_one_line(monkeypatch):
     w = attnlab.explore(lang="en")
-    monkeypatch.setattr(wx, "t", lambda key, lang=None, **f: 1 / 0 if key == "explorer.sentence" else t(key, lang, **f))
+    monkeypatch.setattr(cw, "t", lambda key, lang=None, **f: 1 / 0 if key == "explorer.sentence" else t(key, lang, **f))
     w.controls["lang"].value = "vi"
     assert html_text(w.message.value).startswith("⚠ ") and "ZeroDivisionError" in w.message.value
     assert "\n" not in html_text(w.message.value)
@@ -480,6 +497,7 @@ def test_widget_one_message_per_widget_heatmap_first_to_arrive(sent, change):
         assert at == len(ours) - 1
         # Large font: the class, the settings put behind "More settings" (their layouts), the heatmap.
         hidden = [w.controls[name].layout for name in ex.widgets.SECONDARY] + [w.more.layout]
+        hidden += [w.controls["head"], w.controls["start"], w.controls["start"].layout]   # pages, windows
         assert change != "large" or (w in widgets_sent and widgets_sent[-1] is w.heatmap
                                      and set(map(id, widgets_sent[:-1])) <= set(map(id, hidden + [w])))
 
@@ -582,7 +600,7 @@ def test_widget_model_switch_changes_the_image_and_locks_controls():
     assert _disabled(w) == {"layer"} and w.mode_note.layout.display == "none"
     w.controls["model"].value = "trained"
     assert "⚠" not in w.message.value and w.heatmap.value != random_png
-    assert w.state.trained and w.state.digits == "3 1 4 1 5 9" and w.controls["sentence"].value == "3 1 4 1 5 9"
+    assert w.state.model == "trained" and w.state.digits == "3 1 4 1 5 9" and w.controls["sentence"].value == "3 1 4 1 5 9"
     assert w.state.head == ALL_HEADS and [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]
     assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
     shown = {name: w.controls[name].value for name in ("mask", "num_heads", "pad", "scaled")}
@@ -678,10 +696,10 @@ def fake_translator(monkeypatch):
     module.attention_maps = attention_maps
     monkeypatch.setitem(sys.modules, "attnlab.translator", module)
     monkeypatch.setattr(attnlab, "translator", module, raising=False)
-    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+    for f in (tx._translator, tx._translator_maps, tx._translator_status):
         f.cache_clear()
     yield module
-    for f in (cx._translator, cx._translator_maps, cx._translator_status):
+    for f in (tx._translator, tx._translator_maps, tx._translator_status):
         f.cache_clear()
 
 
@@ -845,7 +863,7 @@ def test_real_translator_in_the_widget_locked_controls_and_bad_input(lang):
 # ----------------------------------------------------------------------------- fits the screen (issue 20)
 
 def test_query_settings_read_lang_and_large_from_the_page_address(monkeypatch):
-    qs = ex.widgets.query_settings
+    qs = dx.query_settings
     assert qs("lang=vi&large=1") == {"lang": "vi", "large": True}
     assert qs("token=abc&lang=ZH&large=off") == {"lang": "zh", "large": False}
     assert qs("lang=fr&large=maybe&x=1") == {} and qs("") == {}
@@ -875,10 +893,8 @@ def test_layout_fits_the_box_under_the_controls_and_picks_the_arrangement():
     for heads, T in ((1, 12), (2, 12), (4, 12), (8, 12), (8, 32), (16, 6)):
         for large in (False, True):
             L = svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, large)
-            assert L.height <= svg.WIDTH / svg.ASPECT + 1e-6, (heads, T, large)
+            assert L.height <= (svg.LARGE_HEIGHT if large else svg.WIDTH / svg.ASPECT) + 1e-6, (heads, T, large)
             assert L.R * L.C >= heads and (L.R - 1) * L.C < heads
-            if large:
-                assert L.tick >= svg.Layout(heads, T, T, ["because"] * T, ["because"] * T, False).tick
     assert svg.grid_shape(8) == (2, 4) and svg.grid_shape(2) == (1, 2) and svg.grid_shape(1) == (1, 1)
 
 
@@ -927,15 +943,21 @@ def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
         torch.testing.assert_close(r.weights, weights[layer - 1], rtol=0, atol=0)      # (H, T, T)
         assert torch.equal(r.mask, torch.ones(len(chars), len(chars), dtype=torch.bool).tril())
         assert r.fixed == {"mask": "causal", "num_heads": 4, "pad": 0, "scaled": True}
-        root = parse_svg(render(s))                        # one head: T x T cells, the weights in the tips
-        assert len(rows(root)) == len(chars) and len(cells(root)) == len(chars) ** 2
         masked = t("explorer.tip.masked", lang)
-        shown = [None if tip.text.endswith(masked) else float(tip.text.rsplit("·", 1)[1]) for _, _, tip in cells(root)]
-        want = [round(float(v), 3) if m else None for v, m in zip(weights[layer - 1][head].flatten(), r.mask.flatten())]
-        assert shown == want, (layer, head)
-    from attnlab.explorer import poet_mode                 # loading the model leaves the global RNG alone
-    poet_mode._model.cache_clear()
-    poet_mode._attention.cache_clear()
+        seen = set()
+        for start in fx.plan(s, r).starts:                # one head in windows of queries: every cell once
+            view = fx.plan(s.replace(start=start), r)
+            root = parse_svg(render(s.replace(start=start)))
+            assert len(rows(root)) == len(view.rows) and len(cells(root)) == len(view.rows) * len(view.cols)
+            shown = [None if tip.text.endswith(masked) else float(tip.text.rsplit("·", 1)[1]) for _, _, tip in cells(root)]
+            part = weights[layer - 1][head][list(view.rows)][:, list(view.cols)]
+            part_mask = r.mask[list(view.rows)][:, list(view.cols)]
+            want = [round(float(v), 3) if m else None for v, m in zip(part.flatten(), part_mask.flatten())]
+            assert shown == want, (layer, head)
+            seen |= {(i, j) for i in view.rows for j in view.cols if r.mask[i, j]}
+        assert len(seen) == int(r.mask.sum())              # every weight the model computed is in some window
+    poet_model._model.cache_clear()              # loading the model leaves the global RNG alone
+    poet_model._attention.cache_clear()
     rng = torch.get_rng_state()
     compute(state)
     assert torch.equal(rng, torch.get_rng_state())
@@ -966,7 +988,6 @@ def test_poet_model_bad_verses_are_refused_in_the_ui_language(lang):
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
 def test_poet_model_in_the_widget(lang):
-    from attnlab.explorer import poet_mode
     from attnlab.poet import heads
 
     w = attnlab.explore(lang=lang)
@@ -974,8 +995,8 @@ def test_poet_model_in_the_widget(lang):
     w.controls["model"].value = f"poet-{lang}"
     assert "⚠" not in w.message.value, w.message.value
     default = heads.default_verse(lang)
-    assert w.controls["sentence"].value == poet_mode.verse_line(default)
-    assert poet_mode.verse_text(w.controls["sentence"].value) == default
+    assert w.controls["sentence"].value == poet_model.verse_line(default)
+    assert poet_model.verse_text(w.controls["sentence"].value) == default
     assert w.controls["sentence"].description == t("explorer.verse", lang)
     assert [v for _, v in w.controls["layer"].options] == [1, 2, 3, 4]
     assert [v for _, v in w.controls["head"].options] == [ALL_HEADS, 0, 1, 2, 3]
@@ -986,7 +1007,8 @@ def test_poet_model_in_the_widget(lang):
     w.controls["head"].value = 1
     chars, weights = _poet_weights(lang, default)
     root = parse_svg(w.heatmap.value)
-    assert len(cells(root)) == len(chars) ** 2
+    view = fx.plan(w.state, compute(w.state))
+    assert len(cells(root)) == len(view.rows) * len(view.cols) <= ex.view.MAX_CELLS
     assert html_text(w.heatmap.value).startswith(
         t("explorer.poet_title", lang, corpus=t(f"explorer.poet_corpus.{lang}", lang), layer=2, layers=4, h=4, d_k=16))
     good, good_state = w.heatmap.value, w.state
@@ -999,3 +1021,113 @@ def test_poet_model_in_the_widget(lang):
     opened = attnlab.explore(model=f"poet-{lang}", lang=lang, layer=2, head=1)     # as lesson 10 opens it
     same_uid = lambda fragment: re.sub(r"attnlab-svg-[0-9a-f]+", "attnlab-svg", fragment)  # noqa: E731
     assert same_uid(opened.heatmap.value) == same_uid(good) and "⚠" not in opened.message.value
+
+
+
+# ----------------------------------------------------------------------------- one interface for every model
+
+def test_a_fifth_model_is_one_module_behind_the_interface(monkeypatch):
+    """compute, the state and the widget ask a model only what ``ExplorerModel`` says: a model
+    defined elsewhere, added to the registry, is computed, drawn and offered in the widget."""
+    from attnlab.explorer import models
+    from attnlab.explorer.models.base import ExplorerModel
+    from attnlab.explorer.result import causal, self_attention
+
+    class Uniform(ExplorerModel):
+        names = ("uniform",)
+        text_field = "sentence"
+        max_layers = 3
+
+        def label(self, name, lang):
+            return "uniform"
+
+        def heads(self, state):
+            return 2
+
+        def fixed(self, state):
+            return {"mask": "causal", "num_heads": 2, "pad": 0, "scaled": True}
+
+        def fixed_note(self, state, fixed):
+            return "fixed by the uniform model"
+
+        def compute(self, state):
+            tokens = state.sentence.split()
+            T = len(tokens)
+            mask = causal(T)
+            weights = mask.float() / mask.sum(-1, keepdim=True)
+            return self_attention(tokens, weights.expand(2, T, T).clone(), mask, fixed=self.fixed(state))
+
+        def title(self, state, result):
+            return f"uniform, layer {state.layer}"
+
+    fifth = Uniform()
+    monkeypatch.setattr(models, "REGISTRY", models.REGISTRY + (fifth,))
+    monkeypatch.setattr(models, "BY_NAME", {**models.BY_NAME, "uniform": fifth})
+    monkeypatch.setattr(models, "NAMES", models.NAMES + ("uniform",))
+    state = ExplorerState(model="uniform", sentence="a b c", layer=3, head=1)
+    r = compute(state)
+    assert r.weights.shape == (2, 3, 3) and torch.allclose(r.weights[1, 2], torch.full((3,), 1 / 3))
+    assert html_text(render(state)).startswith("uniform, layer 3")
+    with pytest.raises(ValueError):
+        ExplorerState(model="uniform", head=2)                        # its own head count bounds ``head``
+    w = attnlab.explore(lang="en")
+    assert "uniform" in [v for _, v in w.controls["model"].options]
+    w.controls["model"].value = "uniform"
+    assert "⚠" not in w.message.value and w.state.model == "uniform"
+    assert [v for _, v in w.controls["layer"].options] == [1, 2, 3] and "fixed by the uniform model" in w.mode_note.value
+    assert _disabled(w) == set(ex.AttentionExplorer.TRAINED_FIXED)
+
+
+# ----------------------------------------------------------------------------- small things (issue 33)
+
+def test_widget_model_with_bad_input_shows_its_own_fixed_settings():
+    """The settings a model fixes show the model's values even while its input is bad (they showed
+    the random weights' "Heads (fixed) 2" under "trained model"), and the note is that model's."""
+    w = attnlab.explore(lang="en", num_heads=2, mask="padding", digits="abc")
+    w.controls["model"].value = "trained"
+    assert html_text(w.message.value).startswith("⚠ ")
+    assert (w.controls["num_heads"].value, w.controls["mask"].value, w.controls["pad"].value) == (4, "causal", 0)
+    assert t("explorer.trained_fixed", "en", h=4) in html_text(w.mode_note.value)
+    w.controls["model"].value = "poet-vi"
+    w.controls["sentence"].value = ""                              # a bad verse
+    w.controls["model"].value = "translator-vi"                    # a good number: the translator's note
+    assert t("explorer.fixed_mask.none", "en") in html_text(w.mode_note.value)
+    w.controls["model"].value = "poet-vi"                          # back to the bad verse
+    assert html_text(w.message.value).startswith("⚠ ")
+    assert html_text(w.mode_note.value).endswith(t("explorer.trained_fixed", "en", h=4))
+    w.controls["model"].value = "random"
+    assert (w.controls["num_heads"].value, w.controls["mask"].value) == (2, "padding")
+
+
+def test_widget_every_control_has_its_label_as_tooltip():
+    """No ``title="null"``: ipywidgets renders a tooltip left None as the word null."""
+    w = attnlab.explore(lang="vi", large=True)
+    for control in (*w.controls.values(), w.more):
+        tip = getattr(control, "tooltip", None) if control.has_trait("tooltip") else control.description_tooltip
+        assert tip == control.description and tip, control
+    w.controls["lang"].value = "zh"
+    assert w.more.tooltip == t("explorer.more", "zh") if w.more.has_trait("tooltip") else True
+
+
+def test_the_dashboard_address_in_the_docs_is_the_one_make_voila_serves():
+    assert "/voila/render/" not in dx.query_settings.__doc__ and "localhost:8866/?lang=vi" in dx.query_settings.__doc__
+
+
+def test_no_figure_draws_more_than_the_cell_budget():
+    """The verse GPT's 64 x 64 x 4 heads were 16,384 cells (1.6 MB of HTML, ~1 s per change in the
+    browser): every figure now has at most view.MAX_CELLS, in windows that cover every weight."""
+    for state in (ExplorerState(model="poet-vi"), ExplorerState(model="poet-zh", head=1),
+                  ExplorerState(sentence=" ".join(["w"] * 30), pad=2), ExplorerState(model="poet-vi", large=True)):
+        html_ = render(state)
+        assert len(cells(parse_svg(html_))) <= ex.view.MAX_CELLS and len(html_) < 250_000, (state, len(html_))
+
+
+def test_dashboard_markdown_has_no_line_that_starts_a_list_by_accident():
+    """JupyterLab drew "(left padding / + causal mask)" as a bullet: a prose line beginning with "+ "."""
+    import json
+    import pathlib
+
+    notebook = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "attention_explorer.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).split("\n")]
+    assert not [line for line in lines if re.match(r"\s*[+]\s", line)]

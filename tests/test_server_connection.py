@@ -49,7 +49,7 @@ def test_the_server_does_not_import_torch():
 
 def test_the_course_launchers_use_it():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    lab = re.search(r"^lab:.*\n\t(.*)$", makefile, re.M).group(1)
+    lab = re.search(r"^lab:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)          # the recipe's lines
     assert "--ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION)" in lab
     assert f"SERVER_CONNECTION := {attnlab_server.CONNECTION_CLASS}" in makefile
     voila = json.loads((ROOT / "notebooks" / "voila.json").read_text(encoding="utf-8"))

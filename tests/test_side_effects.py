@@ -102,7 +102,7 @@ def test_explorer_computes_on_one_thread_and_restores_the_count(two_threads, mon
 
     from attnlab.explorer import ExplorerState, InputError, compute
 
-    cx = importlib.import_module("attnlab.explorer.compute")
+    cx = importlib.import_module("attnlab.explorer.models.random_weights")
     inside = []
     real = cx.compute_random
     monkeypatch.setattr(cx, "compute_random", lambda state: inside.append(torch.get_num_threads()) or real(state))

@@ -22,6 +22,7 @@ import re
 import socket
 import sys
 import threading
+import unicodedata
 import urllib.parse
 import zipfile
 
@@ -416,6 +417,32 @@ def test_search_finds_the_lesson(server, page, lang, query, stem):
 
 
 @needs_browser
+@pytest.mark.parametrize("query, not_first, marks", [
+    ("mất mát", "04_attention_masks", {"mất mát", "mất", "mát"}),      # "mặt" (mask) folds to the same letters
+    ("chú ý", None, {"chú ý", "chú", "ý"}),                            # not "chữ", "chủ"
+    ("nhiệt độ", None, {"nhiệt độ", "nhiệt", "độ"}),                    # not "đo", "đồ"
+])
+def test_search_exact_vietnamese_marks_rank_first_and_are_highlighted(server, page, query, not_first, marks):
+    """Syllables typed with their marks: the sections that have them exactly rank first, and they are
+    what is highlighted; the same query without marks still finds the pages (folded)."""
+    page.goto(server + "vi/search.html?q=" + urllib.parse.quote(query))
+    first = page.locator("#search-results > li > a.result-page").first
+    first.wait_for()
+    if not_first:
+        assert not first.get_attribute("href").endswith(f"vi/{not_first}.html"), first.get_attribute("href")
+    shown = [unicodedata.normalize("NFC", m).lower() for m in page.locator("#search-results mark").all_inner_texts()]
+    assert shown and set(shown) <= marks, sorted(set(shown) - marks)
+    first_page = first.get_attribute("href")
+    first_text = unicodedata.normalize("NFC", page.locator("#search-results > li").first.inner_text()).lower()
+    assert query in first_text, first_text[:300]
+    folded = "".join(c for c in unicodedata.normalize("NFD", query) if not unicodedata.combining(c)).replace("đ", "d")
+    page.goto(server + "vi/search.html?q=" + urllib.parse.quote(folded))
+    pages = page.locator("#search-results > li > a.result-page")
+    pages.first.wait_for()
+    assert first_page in pages.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+
+
+@needs_browser
 def test_search_form_in_the_header(server, page):
     page.goto(server + "vi/index.html")
     page.locator("header #q").fill("chuan hoa tang")
@@ -525,7 +552,7 @@ def test_no_page_wider_than_the_screen(site, browser_context, server, viewport):
 @needs_browser
 def test_phone_reading_details(site, browser_context, server):
     """At 390 px: the copy button covers no code, the table of contents numbers each heading once,
-    a figure opens at full size on a tap, the lesson list is folded."""
+    the lesson list is folded; without JavaScript a figure's link opens the full-size PNG."""
     context = browser_context.browser.new_context(viewport=PHONE, device_scale_factor=2)
     try:
         page = context.new_page()
@@ -541,17 +568,84 @@ def test_phone_reading_details(site, browser_context, server):
                     [getComputedStyle(li).listStyleType, /^\\s*\\d/.test(li.textContent)])""")
                 assert all(style == "none" for style, numbered in toc if numbered), (lang, stem, toc[:3])
                 assert not page.locator("details.lesson-nav").evaluate("d => d.open")
+    finally:
+        context.close()
+    context = browser_context.browser.new_context(viewport=PHONE, device_scale_factor=2, java_script_enabled=False)
+    try:                                                # without JavaScript a figure's link opens the PNG itself
+        page = context.new_page()
         page.goto(server + f"vi/{lesson_stems('vi')[0]}.html", wait_until="load")
         link = page.locator("a.figure-link").nth(1)
         img = link.locator("img")
-        img.scroll_into_view_if_needed()
-        shown, natural = img.evaluate("i => i.decode().then(() => [i.getBoundingClientRect().width, i.naturalWidth])")
+        natural = img.evaluate("i => i.naturalWidth")
         src = img.get_attribute("src")
         link.click()
         page.wait_for_load_state("load")
         assert page.url.endswith(src.lstrip("./").split("/", 1)[-1])
-        assert page.evaluate("() => document.images[0].naturalWidth") == natural >= shown   # the full-size PNG
-        print("\nfigure on the phone:", shown, "px shown, opens at", natural, "px")
+        assert page.evaluate("() => document.images[0].naturalWidth") == natural   # the full-size PNG
+    finally:
+        context.close()
+
+
+# The figures are 80-dpi PNGs whose text is 10 pt: 10 * 80 / 72 = 11.1 image pixels.
+FIGURE_TEXT_PX = 10 * 80 / 72
+READABLE_PX = 9
+
+
+@needs_browser
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_phone_figure_opens_full_screen_at_a_readable_size(site, browser_context, server, lang):
+    """At 390 px (DPR 3, touch), a tap on a figure whose text is under 9 CSS px in the page opens it
+    full-screen with its text at >= 9 CSS px, in a box that scrolls; Escape closes it (the page stays)."""
+    context = browser_context.browser.new_context(viewport=PHONE, device_scale_factor=3, has_touch=True,
+                                                  is_mobile=True)
+    try:
+        page = context.new_page()
+        opened = []
+        for stem in lesson_stems(lang)[:4]:
+            url = server + f"{lang}/{stem}.html"
+            page.goto(url, wait_until="load")
+            links = page.locator("a.figure-link")
+            for k in range(min(2, links.count())):
+                img = links.nth(k).locator("img")
+                img.scroll_into_view_if_needed()
+                shown, natural = img.evaluate("i => i.decode().then(() => [i.getBoundingClientRect().width, i.naturalWidth])")
+                if FIGURE_TEXT_PX * shown / natural >= READABLE_PX:
+                    continue                              # readable in the page already
+                links.nth(k).tap()
+                viewer = page.locator("dialog.figure-viewer[open]")
+                viewer.wait_for()
+                box = viewer.evaluate("d => { const r = d.getBoundingClientRect(), i = d.querySelector('img'); "
+                                      "return [r.left, r.top, r.width, r.height, i.getBoundingClientRect().width, i.naturalWidth]; }")
+                left, top, width, height, big, big_natural = box
+                assert (left, top) == (0, 0) and width >= PHONE["width"] - 1 and height >= PHONE["height"] - 1, box
+                text_px = FIGURE_TEXT_PX * big / big_natural
+                assert text_px >= READABLE_PX, (stem, k, text_px)
+                page.keyboard.press("Escape")
+                viewer.wait_for(state="detached" if viewer.count() == 0 else "hidden")
+                assert page.url == url
+                opened.append((stem, k, round(FIGURE_TEXT_PX * shown / natural, 1), round(text_px, 1)))
+        assert len(opened) >= 4, opened
+        print(f"\nfigure text on the phone ({lang}), page -> viewer (CSS px):", opened)
+    finally:
+        context.close()
+
+
+@needs_browser
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 360, "height": 740}], ids=["390x844", "360x740"])
+def test_phone_glossary_shows_every_chinese_term_whole(site, browser_context, server, viewport):
+    """On a phone the glossary's 中文 column is on screen, every term whole (it was cut mid-word, the
+    table 799 px wide in a 334 px box)."""
+    context = browser_context.browser.new_context(viewport=viewport, device_scale_factor=3)
+    try:
+        page = context.new_page()
+        page.goto(server + "glossary.html", wait_until="load")
+        cut = page.evaluate("""() => { const w = document.documentElement.clientWidth;
+            return [...document.querySelectorAll('table.glossary tbody td[lang="zh-Hans"]:nth-child(3)')].filter(td => {
+                const r = td.getBoundingClientRect();
+                return r.left < 0 || r.right > w + 1 || td.scrollWidth > td.clientWidth + 1;
+            }).map(td => td.textContent); }""")
+        cells = page.locator('table.glossary tbody td[lang="zh-Hans"]:nth-child(3)').count()
+        assert cells > 20 and cut == [], cut[:10]
     finally:
         context.close()
 

@@ -17,14 +17,48 @@ It is a configuration class, used by ``make lab`` and ``make voila``::
     jupyter lab --ServerApp.kernel_websocket_connection_class=attnlab_server.NoDelayKernelConnection
     voila --Voila.kernel_websocket_connection_class=attnlab_server.NoDelayKernelConnection ...
 
+``lab_args(user_settings)`` are the options ``make lab`` (and the hub) give JupyterLab, with the
+course's settings (written by tools/write_lab_settings.py):
+
+* ``LAB_SETTINGS_DIR/overrides.json`` (``--LabApp.app_settings_dir``): the notebook's single-key
+  shortcuts kept out of widgets in cell outputs, so that ↓ changes an explorer dropdown instead of
+  moving the active cell;
+* ``LAB_SETTINGS_DIR/user/`` copied by ``seed_user_settings`` into the user settings folder where a
+  file is missing (``--LabApp.user_settings_dir``; ``make lab``: build/lab/user-settings): a code and
+  output font that has every Vietnamese precomposed letter. JupyterLab 4 applies a theme's font
+  only from the user's settings, never from overrides.json; a student's own change stays.
+
 A separate package from ``attnlab`` so that the server does not import torch.
 """
 from __future__ import annotations
+
+import pathlib
 
 from jupyter_server.auth.identity import PasswordIdentityProvider
 from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
 CONNECTION_CLASS = f"{__name__}.NoDelayKernelConnection"
+LAB_SETTINGS_DIR = pathlib.Path(__file__).resolve().parent / "lab_settings"
+USER_SETTINGS = LAB_SETTINGS_DIR / "user"
+
+
+def seed_user_settings(folder) -> list[pathlib.Path]:
+    """Copy the course's user settings into JupyterLab's user settings ``folder`` where a file is
+    missing (one already there, maybe changed by the student, stays); the files written."""
+    written = []
+    for source in sorted(p for p in USER_SETTINGS.rglob("*.jupyterlab-settings")):
+        target = pathlib.Path(folder) / source.relative_to(USER_SETTINGS)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+            written.append(target)
+    return written
+
+
+def lab_args(user_settings) -> list[str]:
+    """JupyterLab's options for the course (besides the kernel connection class); call
+    ``seed_user_settings(user_settings)`` first."""
+    return [f"--LabApp.app_settings_dir={LAB_SETTINGS_DIR}", f"--LabApp.user_settings_dir={user_settings}"]
 
 
 class NoDelayKernelConnection(ZMQChannelsWebsocketConnection):

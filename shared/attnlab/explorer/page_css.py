@@ -50,5 +50,9 @@ body.jp-Notebook .attnlab-screen { height: calc(100vh - 24px); min-height: 24em;
 .attnlab-projector .attnlab-controls { grid-template-columns: repeat(auto-fill, minmax(13em, 1fr)); }
 .attnlab-projector .attnlab-controls > .attnlab-control-sentence { grid-column: span 1; }
 .attnlab-projector .attnlab-notes { min-height: 1.4em; }
-.attnlab-legend > span:nth-child(-n+2) { white-space: nowrap; }
+/* Large font: the figure's title and legend at 2.6 % of the window's height (20 px at least), like
+   the SVG's labels (svg.LARGE_HEIGHT); the hover hint wraps (a line of its own, never wider than the output). */
+.attnlab-projector .attnlab-heatmap .widget-html-content, .attnlab-projector .attnlab-fig {
+  font-size: max(20px, 2.6vh) !important; }
+.attnlab-projector .attnlab-fig .attnlab-legend { font-size: 1em; }
 """.replace("%(zh_font)s", svg.ZH_FONT_FAMILY)

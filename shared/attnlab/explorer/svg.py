@@ -27,10 +27,15 @@ from ..course.style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLO
 WIDTH = 1000.0                          # viewBox width; everything scales with the output's width
 FONT = {False: 15.0, True: 21.0}        # base font size (viewBox units), normal / large-font mode
 # Width / height of the box the drawing must fit (viewBox units): the screen below the controls at
-# 1280x720 and 1920x1080 is about 2.4 : 1 (large-font mode keeps its controls as compact). At
-# 1024x768 the box is taller (1.8 : 1): the drawing fits by its width there.
+# 1280x720 and 1920x1080 is about 2.4 : 1. At 1024x768 the box is taller (1.8 : 1): the drawing
+# fits by its width there.
 ASPECT = 2.4
-TICK_OF_CELL = {False: 0.9, True: 0.95}  # label size at most this fraction of a cell (rows stay apart)
+# Large-font mode: every label at FONT[True] units in a box WIDTH x LARGE_HEIGHT, which the page's
+# CSS draws at >= 0.92 px per unit under the controls at 1024x768, 1280x720 and 1920x1080: labels
+# of 2.5 % of the screen's height or more (``view`` pages the heads and windows the positions so
+# that the figure fits the box at that size).
+LARGE_HEIGHT = 460.0
+TICK_OF_CELL = {False: 0.9, True: 0.98}  # label size at most this fraction of a cell (rows stay apart)
 MAX_LABEL_CHARS = 8
 FONT_FAMILY = ('system-ui, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", "Noto Sans CJK SC", '
                '"Source Han Sans SC", "PingFang SC", "Microsoft YaHei", "Hiragino Sans GB", '
@@ -48,7 +53,7 @@ GLOBAL_CSS = """
 .attnlab-fig .attnlab-title { font-weight: 600; font-size: 1.05em; margin: 0.1em 0 0.2em 0; }
 .attnlab-fig .attnlab-legend { font-size: 0.95em; margin-top: 0.2em; display: flex; flex-wrap: wrap;
   gap: 0.3em 1.2em; align-items: center; }
-.attnlab-fig .attnlab-legend span { white-space: nowrap; }
+.attnlab-fig .attnlab-legend > span:nth-child(-n+2) { white-space: nowrap; }
 .attnlab-fig .attnlab-swatch { display: inline-block; width: 1.1em; height: 1.1em; vertical-align: -0.2em;
   border: 1px solid #888; margin-right: 0.35em; }
 .attnlab-fig .attnlab-colorbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: -0.1em;
@@ -101,6 +106,28 @@ def grid_shape(n: int, T: int = 12, S: int | None = None, large: bool = False) -
     return Layout(n, T, T if S is None else S, ["w"] * T, ["w"] * (T if S is None else S), large).shape
 
 
+def _margins(wq: float, wk: float, fs: float, tick: float, cell: float | None) -> dict:
+    """The space around the cells (viewBox units) for labels of ``tick`` units (``wq``, ``wk``: the
+    widest query and key label, in em) and titles of ``fs``: the rotated "queries" title and the
+    query labels on the left, head titles above each panel row over a free line (the tips of a
+    panel's top row are drawn on the line just above its cells, so they never cover a title), key
+    labels (rotated when wider than a cell) and the "keys" title below, gaps between panels."""
+    axis = 1.4 * fs
+    rotate = cell is not None and wk * tick > 0.98 * cell               # all x labels the same way; one CJK character fits
+    return dict(axis=axis, left=axis + wq * tick + 0.4 * fs, right=0.3 * fs, gap=0.9 * fs, title_h=2.35 * fs,
+                rotate=rotate, xlabel_h=(wk * tick if rotate else tick) + 0.5 * fs, bottom=1.6 * fs)
+
+
+def large_margins(row_labels, col_labels) -> dict:
+    """Large-font mode: the margins and the cell (labels at FONT[True], the most of a cell they may
+    take) for these labels; ``view`` counts the rows and keys that fit the box from them."""
+    fs = FONT[True]
+    cell = fs / TICK_OF_CELL[True]
+    wq = max((text_width(s) for s in row_labels), default=1.0)
+    wk = max((text_width(s) for s in col_labels), default=1.0)
+    return dict(_margins(wq, wk, fs, fs, cell), cell=cell)
+
+
 def _f(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
@@ -119,11 +146,9 @@ class Layout:
         self.T, self.S = T, S
         self.wq = max((text_width(s) for s in row_labels), default=1.0)  # em
         self.wk = max((text_width(s) for s in col_labels), default=1.0)
-        self.max_height = WIDTH / ASPECT
+        self.max_height = LARGE_HEIGHT if large else WIDTH / ASPECT
         best = None
-        # Large-font mode: titles at the large size too, unless that leaves smaller labels than
-        # normal mode would (many heads: then the titles keep the normal size, the labels grow).
-        for fs in (FONT[large], FONT[False]) if large else (FONT[False],):
+        for fs in (FONT[large],):
             for C in range(1, n_panels + 1):
                 R = -(-n_panels // C)
                 if (R - 1) * C >= n_panels:                             # an empty panel row
@@ -143,28 +168,20 @@ class Layout:
     def _fit(self, R: int, C: int, fs: float, label_max: float, ratio: float) -> dict:
         """The sizes for R x C panels with titles at ``fs``: cell, tick (label size), margins."""
         T, S = self.T, self.S
-        gap = 0.9 * fs                                                  # between panels
-        axis = 1.4 * fs                                                 # the rotated "queries" label
-        # Head titles above each panel row, over a free line: the tips of a panel's top row are
-        # drawn on the line just above its cells, so they never cover a title.
-        title_h = 2.7 * fs
         tick, cell = label_max, None
         for _ in range(4):                                              # labels' size -> margins -> cell -> size
-            left = axis + self.wq * tick + 0.4 * fs
-            by_width = (WIDTH - left - (C - 1) * gap - 0.3 * fs) / (C * S)
-            rotate = self.wk * tick > 0.9 * (by_width if cell is None else cell)   # all x labels the same way
-            xlabel_h = (self.wk * tick if rotate else tick) + 0.5 * fs
-            by_height = (self.max_height - R * title_h - (R - 1) * gap - xlabel_h - 1.6 * fs) / (R * T)
+            m = _margins(self.wq, self.wk, fs, tick, cell)
+            by_width = (WIDTH - m["left"] - (C - 1) * m["gap"] - m["right"]) / (C * S)
+            m = _margins(self.wq, self.wk, fs, tick, by_width if cell is None else cell)
+            by_height = (self.max_height - R * m["title_h"] - (R - 1) * m["gap"] - m["xlabel_h"] - m["bottom"]) / (R * T)
             cell = max(1.0, min(by_width, by_height))
             tick = min(label_max, ratio * cell)
-        left = axis + self.wq * tick + 0.4 * fs
-        rotate = self.wk * tick > 0.9 * cell
-        xlabel_h = (self.wk * tick if rotate else tick) + 0.5 * fs
-        by_height = (self.max_height - R * title_h - (R - 1) * gap - xlabel_h - 1.6 * fs) / (R * T)
-        by_width = (WIDTH - left - (C - 1) * gap - 0.3 * fs) / (C * S)
+        m = _margins(self.wq, self.wk, fs, tick, cell)
+        by_height = (self.max_height - R * m["title_h"] - (R - 1) * m["gap"] - m["xlabel_h"] - m["bottom"]) / (R * T)
+        by_width = (WIDTH - m["left"] - (C - 1) * m["gap"] - m["right"]) / (C * S)
         cell = max(1.0, min(cell, by_width, by_height))                 # the last labels' margins, kept inside
-        return dict(shape=(R, C), fs=fs, gap=gap, axis=axis, title_h=title_h, cell=cell, tick=tick, left=left,
-                    rotate=rotate, xlabel_h=xlabel_h)
+        return dict(shape=(R, C), fs=fs, gap=m["gap"], axis=m["axis"], title_h=m["title_h"], cell=cell, tick=tick,
+                    left=m["left"], rotate=m["rotate"], xlabel_h=m["xlabel_h"])
 
     def origin(self, r: int, c: int) -> tuple[float, float]:
         return (self.dx + self.left + c * (self.pw + self.gap), self.top + r * (self.ph + self.gap + self.title_h))

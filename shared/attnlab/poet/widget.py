@@ -1,7 +1,9 @@
 """A small sampling widget for lesson 10: temperature, top-k, top-p, seed, and a button.
 
 ``sampler(model, vocab, prompt)`` returns an ipywidgets box; each click writes one sample below
-it. The labels follow the current language. ``top-k = 0`` in the slider means "off" (None).
+it, drawn with the seed in the box, which then moves on by one: the next click gives another
+sample, and typing a seed back gives its sample again. The labels follow the current language and
+take the width they need. ``top-k = 0`` in the slider means "off" (None).
 """
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from .sample import generate
 def sampler(model, vocab, prompt: str, length: int = 160):
     import ipywidgets as w
 
-    temperature = w.FloatSlider(value=0.8, min=0.1, max=2.0, step=0.1, description=t("poet.ui.temperature"))
-    top_k = w.IntSlider(value=0, min=0, max=50, description=t("poet.ui.top_k"))
-    top_p = w.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description=t("poet.ui.top_p"))
-    seed = w.IntText(value=0, description=t("poet.ui.seed"))
-    text = w.Textarea(value=prompt, description=t("poet.ui.prompt"), rows=2)
+    label = {"style": {"description_width": "initial"}}           # "top-k (0: tắt)" whole, not "top-k (0…"
+    temperature = w.FloatSlider(value=0.8, min=0.1, max=2.0, step=0.1, description=t("poet.ui.temperature"), **label)
+    top_k = w.IntSlider(value=0, min=0, max=50, description=t("poet.ui.top_k"), **label)
+    top_p = w.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description=t("poet.ui.top_p"), **label)
+    seed = w.IntText(value=0, description=t("poet.ui.seed"), **label)
+    text = w.Textarea(value=prompt, description=t("poet.ui.prompt"), rows=2, **label)
     button = w.Button(description=t("poet.ui.sample"))
     out = w.Output()
 
@@ -27,8 +30,12 @@ def sampler(model, vocab, prompt: str, length: int = 160):
                 body = generate(model, vocab, text.value, length, temperature=temperature.value,
                                 top_k=top_k.value or None, top_p=top_p.value, seed=seed.value)[0]
                 print(text.value + body)
+                seed.value += 1                                # the next click: another sample
             except ValueError as err:
                 print(err)
 
     button.on_click(on_click)
-    return w.VBox([text, w.HBox([temperature, top_k]), w.HBox([top_p, seed]), button, out])
+    box = w.VBox([text, w.HBox([temperature, top_k]), w.HBox([top_p, seed]), button, out])
+    box.sample = lambda: on_click(None)                        # a click, from code (tests)
+    box.output = out
+    return box
