@@ -1,15 +1,17 @@
 """A hub on loopback and simulated students, for tests/test_hub.py and benchmarks/bench_hub.py.
 
-``LocalHub`` runs hub/jupyterhub_config.py in a state folder of its own on free loopback ports
-and stops everything it started. ``Student`` does what a student's browser does, over HTTP:
-logs in with the class password, starts their server, opens a notebook and runs its cells one by
-one through a real kernel (the server's REST API and the kernel websocket), saves it.
+``LocalHub`` runs hub/jupyterhub_config.py as root in a state folder of its own on free loopback
+ports, with system users and a group unique to it, and removes everything it made. ``Student``
+does what a student's browser does, over HTTP: signs up (or uses the class password), logs in,
+starts their server, opens a notebook and runs its cells one by one through a real kernel (the
+server's REST API and the kernel websocket), saves it.
 ``student_memory`` reads a student's server + kernels from /proc (Linux).
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import pathlib
 import secrets
 import signal
@@ -24,6 +26,12 @@ import requests
 import websocket
 
 HUB_DIR = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HUB_DIR))
+import accounts  # noqa: E402
+import memory  # noqa: E402
+import student_env  # noqa: E402
+from layout import Layout  # noqa: E402
+
 CONFIG = HUB_DIR / "jupyterhub_config.py"
 ADMIN = "instructor"
 _CPU_SECONDS = ("import resource as _r; _u = _r.getrusage(_r.RUSAGE_SELF); "
@@ -49,24 +57,43 @@ def wait_for(what: str, check, timeout: float, every: float = 0.5):
 
 
 class LocalHub:
-    """The course's hub with its own state folder, ports, passwords and admin token."""
+    """The course's hub with its own state folder, ports, system group, passwords and admin token.
 
-    def __init__(self, state: pathlib.Path, **settings: str):
+    As a real hub it runs as root and makes a system user for each student; unlike one, every name
+    it makes is unique to this hub (user prefix ``t<hex>-``, group ``attnlab-t<hex>``), and
+    ``stop()`` removes all of it again: servers, processes, memory cgroups, users, homes, group.
+    The students' environment (``env``, hub/student_env.py) is shared between hubs; it is built
+    if missing or out of date."""
+
+    def __init__(self, state: pathlib.Path, env: pathlib.Path, auth: str = "sign-up", **settings: str):
+        if os.geteuid() != 0:
+            raise PermissionError("the course's hub starts each student as their own system user: "
+                                  "it (and its tests) must run as root")
         self.state = pathlib.Path(state).resolve()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.password = secrets.token_urlsafe(9)
         self.admin_password = secrets.token_urlsafe(32)
         self.token = secrets.token_hex(16)
+        tag = secrets.token_hex(3)
         self.env = dict(os.environ, ATTNLAB_HUB_STATE=str(self.state), ATTNLAB_HUB_IP="127.0.0.1",
+                        ATTNLAB_HUB_ENV=str(pathlib.Path(env).resolve()),
                         ATTNLAB_HUB_PORT=str(self.port), ATTNLAB_HUB_API_PORT=str(free_port()),
-                        ATTNLAB_PROXY_API_PORT=str(free_port()),
+                        ATTNLAB_PROXY_API_PORT=str(free_port()), ATTNLAB_HUB_AUTH=auth,
+                        ATTNLAB_HUB_USER_PREFIX=f"t{tag}-", ATTNLAB_HUB_GROUP=f"attnlab-t{tag}",
                         ATTNLAB_HUB_PASSWORD=self.password,
                         ATTNLAB_HUB_ADMIN_PASSWORD=self.admin_password,
                         ATTNLAB_HUB_ADMIN_TOKEN=self.token, ATTNLAB_HUB_ADMINS=ADMIN,
                         **settings)
+        self.layout = Layout.from_env(self.env)
         self.proc = None
         self.log = self.state / "jupyterhub.log"
+
+    def install(self) -> "LocalHub":
+        """What `make hub` does before the hub starts (hub/student_env.py): folders, modes, the
+        students' environment, the published course."""
+        student_env.install(self.layout, student_env.default_python())
+        return self
 
     def start(self, timeout: float = 120) -> "LocalHub":
         self.state.mkdir(parents=True, exist_ok=True)
@@ -94,21 +121,26 @@ class LocalHub:
         r.raise_for_status()
         return r.json() if r.content else None
 
+    def uids(self) -> set[int]:
+        """The uids of the system users this hub made."""
+        import pwd
+        return {p.pw_uid for p in pwd.getpwall() if p.pw_name.startswith(self.layout.user_prefix)}
+
     def our_processes(self):
-        """Every live process working in the state folder: the hub, its proxy, culler, servers, kernels."""
+        """Every live process of this hub: working in its state folder (the hub, its proxy,
+        culler, the servers and kernels) or run by one of its system users."""
         import psutil
-        found = []
-        for p in psutil.process_iter(["cwd"]):
+        found, uids = [], self.uids()
+        for p in psutil.process_iter(["cwd", "uids"]):
             cwd = p.info.get("cwd") or ""
-            if cwd == str(self.state) or cwd.startswith(str(self.state) + os.sep):
+            uid = p.info["uids"].real if p.info.get("uids") else None
+            if cwd == str(self.state) or cwd.startswith(str(self.state) + os.sep) or uid in uids:
                 found.append(p)
         return found
 
-    def stop(self, timeout: float = 60) -> list[int]:
-        """Stop the hub (which stops the proxy, the culler and the servers); kill what is left.
-
-        Returns the pids that had to be killed (a clean stop returns [])."""
-        import psutil
+    def stop_hub(self, timeout: float = 60) -> None:
+        """Stop the hub process alone (its proxy and culler go with it; the students' servers
+        stay: cleanup_servers is False)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -116,10 +148,35 @@ class LocalHub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
+
+    def stop(self, timeout: float = 60) -> list[int]:
+        """Stop every server, the hub, and remove what it made on the machine.
+
+        Returns the pids that had to be killed (a clean stop returns [])."""
+        import psutil
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                for user in self.api("GET", "/users"):
+                    if user.get("servers"):
+                        self.api("DELETE", f"/users/{user['name']}/server")
+                wait_for("every server stopping", lambda: not any(
+                    u.get("servers") for u in self.api("GET", "/users")), timeout)
+            except Exception as err:     # the hub is broken: kill below, and say so in the log
+                with open(self.log, "a") as log:
+                    log.write(f"[LocalHub.stop] stopping servers through the API failed: {err}\n")
+        self.stop_hub(timeout)
         left = [p for p in self.our_processes() if p.pid != os.getpid()]
         for p in left:
             p.kill()
         psutil.wait_procs(left, timeout=10)
+        cgroups = memory.find(f"attnlab-hub-{self.layout.group}")
+        if cgroups is not None:
+            cgroups.remove_base()
+        import pwd
+        for p in pwd.getpwall():
+            if p.pw_name.startswith(self.layout.user_prefix):
+                accounts.delete_account(p.pw_name)
+        accounts.delete_group(self.layout.group)
         return [p.pid for p in left]
 
 
@@ -131,13 +188,30 @@ class Student:
         self.http = requests.Session()
         self.token = None
 
+    def _form(self, page: str, fields: dict):
+        """GET a hub page (for its _xsrf cookie), then POST its form as a browser would."""
+        self.http.get(f"{self.hub}/hub/{page}", timeout=self.timeout)
+        return self.http.post(f"{self.hub}/hub/{page}", timeout=self.timeout, allow_redirects=False,
+                              data={**fields, "_xsrf": self.http.cookies.get("_xsrf")})
+
+    def sign_up(self, password: str) -> str:
+        """NativeAuthenticator's sign-up form; returns the page's answer (its alert text)."""
+        r = self._form("signup", {"username": self.name, "signup_password": password,
+                                  "signup_password_confirmation": password, "email": ""})
+        found = re.search(r'<div class="alert[^"]*"[^>]*>(.*?)</div>', r.text, re.S)
+        return " ".join(found.group(1).split()) if found else f"HTTP {r.status_code}"
+
+    def approve(self, name: str) -> None:
+        """The instructor approves a sign-up (NativeAuthenticator's /hub/authorize page)."""
+        listed = self.http.get(f"{self.hub}/hub/authorize", timeout=self.timeout)
+        listed.raise_for_status()
+        if f"/authorize/{name}" not in listed.text:
+            raise RuntimeError(f"{name} has not signed up")
+        self.http.get(f"{self.hub}/hub/authorize/{name}", timeout=self.timeout).raise_for_status()
+
     def login(self, password: str) -> bool:
         """The login form, as a browser posts it; True when the hub let us in."""
-        self.http.get(f"{self.hub}/hub/login", timeout=self.timeout)
-        xsrf = self.http.cookies.get("_xsrf")
-        r = self.http.post(f"{self.hub}/hub/login?next=/hub/home", timeout=self.timeout,
-                           data={"username": self.name, "password": password, "_xsrf": xsrf},
-                           allow_redirects=False)
+        r = self._form("login?next=/hub/home", {"username": self.name, "password": password})
         if r.status_code != 302:
             return False
         # A token for the API calls a browser's JavaScript would make with the cookie.
@@ -289,7 +363,7 @@ def _rollup(pid: int) -> tuple[int, int]:
 def student_memory(hub: LocalHub) -> dict[str, tuple[int, int]]:
     """{student: (RSS, PSS)} of their server and all its children (kernels), in bytes."""
     import psutil
-    home = str(hub.state / "home") + os.sep
+    home = str(hub.layout.homes) + os.sep
     out: dict[str, tuple[int, int]] = {}
     for p in hub.our_processes():
         try:
@@ -310,7 +384,7 @@ def student_memory(hub: LocalHub) -> dict[str, tuple[int, int]]:
 
 def hub_memory(hub: LocalHub) -> tuple[int, int]:
     """(RSS, PSS) of the hub's own processes (hub, proxy, culler), everything not a student's."""
-    home = str(hub.state / "home") + os.sep
+    home = str(hub.layout.homes) + os.sep
     rss = pss = 0
     for p in hub.our_processes():
         try:
