@@ -72,8 +72,6 @@ class LocalHub:
         self.state = pathlib.Path(state).resolve()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.password = secrets.token_urlsafe(9)
-        self.admin_password = secrets.token_urlsafe(32)
         self.token = secrets.token_hex(16)
         tag = secrets.token_hex(3)
         self.env = dict(os.environ, ATTNLAB_HUB_STATE=str(self.state), ATTNLAB_HUB_IP="127.0.0.1",
@@ -81,13 +79,21 @@ class LocalHub:
                         ATTNLAB_HUB_PORT=str(self.port), ATTNLAB_HUB_API_PORT=str(free_port()),
                         ATTNLAB_PROXY_API_PORT=str(free_port()), ATTNLAB_HUB_AUTH=auth,
                         ATTNLAB_HUB_USER_PREFIX=f"t{tag}-", ATTNLAB_HUB_GROUP=f"attnlab-t{tag}",
-                        ATTNLAB_HUB_PASSWORD=self.password,
-                        ATTNLAB_HUB_ADMIN_PASSWORD=self.admin_password,
                         ATTNLAB_HUB_ADMIN_TOKEN=self.token, ATTNLAB_HUB_ADMINS=ADMIN,
                         **settings)
         self.layout = Layout.from_env(self.env)
         self.proc = None
         self.log = self.state / "jupyterhub.log"
+
+    @property
+    def password(self) -> str:
+        """The class password (workshop mode), as the hub wrote it into its private folder."""
+        return (self.layout.private / "attnlab_hub_password").read_text().strip()
+
+    @property
+    def admin_password(self) -> str:
+        """The instructor's password, from the hub's private folder (as `make hub` prints it)."""
+        return (self.layout.private / "attnlab_hub_admin_password").read_text().strip()
 
     def install(self) -> "LocalHub":
         """What `make hub` does before the hub starts (hub/student_env.py): folders, modes, the

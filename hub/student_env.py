@@ -311,7 +311,8 @@ def main(argv=None) -> int:
     except EnvError as err:
         print(f"student_env.py: {err}", file=sys.stderr)
         return 1
-    say(f"students' environment ready: {layout.env}; course published in {layout.course}")
+    say(f"students' environment ready: {layout.env}" +
+        ("" if a.env_only else f"; folders in {layout.state}, course published in {layout.course}"))
     return 0
 
 
