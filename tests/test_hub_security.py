@@ -201,6 +201,76 @@ def test_nobody_logs_in_as_someone_else_or_claims_the_instructor(hub, students):
         accounts.delete_account(outsider, remove_home=False)
 
 
+NBGRADER = (  # run in a student's kernel: nbgrader as the student's server would run it
+    "import subprocess, sys\n"
+    "def nbgrader(*args):\n"
+    "    done = subprocess.run([sys.executable, '-m', 'nbgrader', *args], capture_output=True, text=True, cwd=os.path.expanduser('~'))\n"
+    "    return done.returncode, (done.stdout + done.stderr)[-600:]\n"
+    "import os\n")
+
+
+EXCHANGE_ATTACKS = """
+import glob, json, os
+out = {}
+def tried(name, fn):
+    try:
+        out[name] = "SUCCEEDED: " + str(fn())[:100]
+    except (OSError, IndexError) as err:      # IndexError: glob found nothing
+        out[name] = "blocked: " + type(err).__name__
+tried("list the submissions", lambda: os.listdir(W["inbound"]))
+tried("find B's submission", lambda: glob.glob(W["b_glob"])[0])
+tried("change the released notebook", lambda: open(W["outbound"] + "/ps1/ps1.ipynb", "a").close())
+tried("add to the released assignment", lambda: open(W["outbound"] + "/ps1/extra.ipynb", "w").close())
+tried("take over the course folder", lambda: os.rename(W["course"], W["course"] + "-mine"))
+print(json.dumps(out))
+"""
+
+
+def test_students_hand_in_through_the_exchange_and_see_only_their_own(hub, students, tmp_path):
+    """nbgrader's exchange as the students' servers use it (its settings from the students'
+    environment): the instructor (root) releases, both students fetch and submit; A can
+    neither list nor read B's submission, nor change what was released."""
+    import nbformat
+    import subprocess
+    course = tmp_path / "nbgrader-course"
+    (course / "release" / "ps1").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("answer = 42")]),
+                   course / "release" / "ps1" / "ps1.ipynb")
+    import student_env
+    env = dict(os.environ, **student_env.server_environment(hub.layout), ATTNLAB_COURSE_DIR=str(course),
+               ATTNLAB_EXCHANGE=str(hub.layout.exchange))
+    released = subprocess.run([str(hub.layout.env / "bin" / "python"), "-m", "nbgrader",
+                               "release_assignment", "ps1"], env=env, capture_output=True, text=True,
+                              cwd=course, timeout=300)
+    assert released.returncode == 0, released.stdout + released.stderr
+    inbound = hub.layout.exchange / "attnlab" / "inbound"
+    for name in (A, B):
+        kernel = students[name].open_kernel(LESSON)
+        try:
+            outputs, reply = kernel.execute(NBGRADER + "print(nbgrader('fetch_assignment', 'ps1'), "
+                                            "nbgrader('submit', 'ps1'))", timeout=300)
+        finally:
+            kernel.close()
+        assert reply["status"] == "ok" and outputs[0]["text"].startswith("(0, "), outputs
+        assert outputs[0]["text"].count("(0, ") == 2, outputs
+    handed_in = sorted(p.name.split("+")[0] for p in inbound.iterdir())
+    assert handed_in == [A, B]
+    b_submission = next(p for p in inbound.iterdir() if p.name.startswith(B + "+"))
+    # nbgrader's own protection of a submission (mode 777, so that the instructor can remove it):
+    # nobody can list inbound, and the name ends in 9 random bytes (72 bits) nobody can guess
+    assert len(b_submission.name.split("+")[-1]) == 12
+    where = {"inbound": str(inbound), "course": str(hub.layout.exchange / "attnlab"),
+             "outbound": str(hub.layout.exchange / "attnlab" / "outbound"),
+             "b_glob": str(inbound / f"{B}+*")}
+    kernel = students[A].open_kernel(LESSON)
+    try:
+        outputs, reply = kernel.execute(f"W = {where!r}\n" + EXCHANGE_ATTACKS, timeout=120)
+    finally:
+        kernel.close()
+    got = hub_attacks.results(outputs)
+    assert len(got) == 5 and all(v.startswith("blocked") for v in got.values()), got
+
+
 def test_past_the_memory_limit_only_the_students_own_kernel_dies(hub, students, b_kernel):
     an = students[A]
     kernel = an.open_kernel(LESSON)
