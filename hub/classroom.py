@@ -205,14 +205,15 @@ def student_memory(hub: LocalHub) -> dict[str, tuple[int, int]]:
 
 
 def hub_memory(hub: LocalHub) -> tuple[int, int]:
-    """(RSS, PSS) of the hub's own processes (hub, proxy, culler), everything not a student's."""
-    home = str(hub.layout.homes) + os.sep
+    """(RSS, PSS) of the hub's own processes (hub, proxy, culler): those not run by a student."""
+    import psutil
+    students = hub.uids()
     rss = pss = 0
     for p in hub.our_processes():
         try:
-            if p.cwd().startswith(home):
+            if p.uids().real in students:
                 continue
-        except Exception:
+        except psutil.Error:
             continue
         r, s = _rollup(p.pid)
         rss, pss = rss + r, pss + s

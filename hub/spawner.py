@@ -8,17 +8,53 @@ server with setuid/setgid to the student's system user, hub/accounts.py) with th
 - before the server's process starts, it joins the student's memory cgroup (hub/memory.py), with
   the limit ``mem_limit``; the kernels it starts inherit it. Without a writable cgroup memory
   controller the hub refuses to start, unless ``mem_limit`` is 0 (no limit, said in the log);
-- stopping the server also ends whatever the student left running in their cgroup.
+- stopping the server also ends whatever the student left running in their cgroup;
+- the server's port comes from below the ephemeral range (``server_port``).
 """
 from __future__ import annotations
 
 import asyncio
 import pwd
+import random
+import socket
 
 from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from traitlets import Any, Unicode
 
 from accounts import is_course_account
+
+
+_TAKEN: set[int] = set()      # ports given to servers of this hub that are starting or running
+
+
+def ephemeral_ports(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> tuple[int, int]:
+    try:
+        low, high = map(int, open(path).read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def server_port(tries: int = 200) -> int:
+    """A free loopback port for a student's server, below the kernel's ephemeral range.
+
+    JupyterHub's own choice (bind to port 0) comes from the ephemeral range, where every other
+    random bind and outgoing connection on the machine takes its ports too: with 20 servers
+    starting at once on a busy machine, one server found its port taken minutes later, when it
+    finally bound it, and never started. Below that range only these servers pick ports."""
+    low, _ = ephemeral_ports()
+    for _ in range(tries):
+        port = random.randint(max(1024, low - 10000), low - 1)
+        if port in _TAKEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _TAKEN.add(port)
+        return port
+    raise RuntimeError(f"no free port for a server below {low} after {tries} tries")
 
 
 class CourseSpawner(LocalProcessSpawner):
@@ -58,10 +94,13 @@ class CourseSpawner(LocalProcessSpawner):
         self._account()
         if self.cgroups is not None:
             self.cgroups.create(self.system_name, int(self.mem_limit))
+        if not self.port:
+            self.port = server_port()
         return await super().start()
 
     async def stop(self, now=False):
         await super().stop(now=now)
+        _TAKEN.discard(self.port)
         if self.cgroups is not None:
             await asyncio.get_running_loop().run_in_executor(
                 None, self.cgroups.remove, self.system_name)

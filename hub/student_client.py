@@ -158,6 +158,17 @@ class Kernel:
             f"{url}/user/{student.name}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}",
             header=[f"Authorization: token {student.token}"], timeout=student.timeout)
 
+    def reconnect(self) -> None:
+        """A new websocket to the same kernel (an idle one is closed by the server in time)."""
+        try:
+            self.ws.close()
+        finally:
+            url = self.student.hub.replace("http", "ws", 1)
+            self.ws = websocket.create_connection(
+                f"{url}/user/{self.student.name}/api/kernels/{self.kernel_id}/channels"
+                f"?session_id={uuid.uuid4().hex}",
+                header=[f"Authorization: token {self.student.token}"], timeout=self.student.timeout)
+
     def execute(self, code: str, timeout: float = 600):
         """Run code; returns (nbformat outputs, execute_reply content)."""
         msg_id = uuid.uuid4().hex

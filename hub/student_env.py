@@ -40,6 +40,18 @@ NOBODY = 65534
 COURSE_ID = "attnlab"             # nbgrader's course id (hub/nbgrader_config.py)
 STAMP = ".attnlab-stamp"
 MODULES = {"singleuser.py": "attnlab_hub_singleuser.py", "memory_notice.py": "attnlab_hub_notice.py"}
+# Every student's server reads it (a folder of Jupyter's config path in their environment).
+SERVER_CONFIG = '''# Written by hub/student_env.py: each kernel talks to its server over Unix sockets next to its
+# connection file, in the student's own runtime folder (inside their 0700 home), instead of five
+# loopback TCP ports: no other user can reach them, and no port of a starting kernel is taken by
+# another process meanwhile (on a busy machine that stopped kernels from starting).
+# The sockets are RUNTIME/k-1, k-2, ... (the default name, the connection file's plus "-ipc-N",
+# passes the 107 characters a socket path may have).
+import os
+from jupyter_core.paths import jupyter_runtime_dir
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), "k")
+'''
 _SKIP_STDLIB = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo",
                                       "__pycache__")
 
@@ -245,6 +257,7 @@ def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None) ->
     etc = env_dir / "etc"
     (etc / "jupyter").mkdir(parents=True, exist_ok=True)
     shutil.copy2(HUB / "nbgrader_config.py", etc / "jupyter" / "nbgrader_config.py")
+    (etc / "jupyter" / "jupyter_server_config.py").write_text(SERVER_CONFIG)
     (etc / "gitconfig").write_text(
         "# git for the students' servers (GIT_CONFIG_SYSTEM): the course repository is root's\n"
         f"[safe]\n\tdirectory = {layout.course}\n\tdirectory = {layout.course}/.git\n"

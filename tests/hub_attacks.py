@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 
 _ATTACKS = r'''
-import json, os, re, socket, sqlite3, urllib.request, urllib.error
+import http.client as http_client, json, os, re, socket, sqlite3, urllib.request, urllib.error
 
 T = json.loads(TARGETS)
 out = {}
+mine = os.environ.get("JUPYTERHUB_API_TOKEN")      # A's own server's token (acts for A only)
 
 def outcome(name, fn):
     try:
@@ -88,7 +89,7 @@ def back_door():
     for port in ports:
         try:
             status, text = http("GET", f"http://127.0.0.1:{port}/user/{T['b_name']}/api/contents", mine)
-        except OSError:              # not an HTTP server (a kernel's ZMQ port, ...)
+        except (OSError, http_client.HTTPException):   # not an HTTP server (a ZMQ port, ...)
             continue
         if status == 200 and '"content"' in text:
             got.append(port)
@@ -126,7 +127,6 @@ outcome("open the hub's config for writing", append_config)
 # ---- last: a token that works stops B's server (what the culler's did before)
 # tokens in any process A can read (/proc/PID/environ and cmdline)
 tokens = set()
-mine = os.environ.get("JUPYTERHUB_API_TOKEN")
 for pid in filter(str.isdigit, os.listdir("/proc")):
     for part in ("environ", "cmdline"):
         try:

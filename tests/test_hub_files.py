@@ -173,6 +173,7 @@ def test_the_activity_interval_follows_the_cull_timeout_or_the_hub_refuses(tmp_p
         load_hub_config(tmp_path / "c", ATTNLAB_CULL_TIMEOUT="60", ATTNLAB_HUB_ACTIVITY_INTERVAL="300")
 
 
+@pytest.mark.slow       # publishes the whole course into a git repository
 def test_the_state_folder_moves_the_course_with_it(tmp_path):
     """`make hub-publish` publishes where the hub reads (it used to publish into hub/.state)."""
     state = tmp_path / "state"
