@@ -14,6 +14,7 @@ owned by root::
       course/         0755  the published course, a git repository students pull from, read-only
       home/           0755  one home per student, 0700, owned by the student (ATTNLAB_HUB_HOMES)
       exchange/       1777  nbgrader's exchange; its course folder made by root (student_env.py)
+      gitconfig       0644  safe.directory for course/, the students' servers' GIT_CONFIG_SYSTEM
 
 Each hub user ``NAME`` is the system user ``ATTNLAB_HUB_USER_PREFIX`` + NAME (default ``jupyter-``,
 as in The Littlest JupyterHub), a member of the system group ``ATTNLAB_HUB_GROUP``

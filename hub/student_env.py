@@ -11,7 +11,8 @@
    the instructor's ``.venv`` points to. With it: the hub's start script for each student
    (hub/singleuser.py), the kernel connection that names the memory limit (hub/memory_notice.py),
    nbgrader's settings (hub/nbgrader_config.py, in the environment's etc/jupyter, which every
-   student's server reads) and git's ``safe.directory`` for the root-owned course repository.
+   student's server reads). Git's ``safe.directory`` for the root-owned course repository is the
+   hub's own ``STATE/gitconfig`` (one environment can serve several hubs: the tests share one).
 3. The interpreter must be one that every user can run. When the given one cannot be run by an
    unprivileged user (a pyenv Python under /root), its installation (the interpreter, libpython,
    the standard library) is copied beside the environment first (``STATE/env-python``).
@@ -116,6 +117,11 @@ def prepare_folders(layout: Layout) -> None:
         os.chown(path, 0, 0)
         os.chmod(path, mode)
     prepare_exchange(layout.exchange)
+    (layout.state / "gitconfig").write_text(      # this hub's, not the (shareable) environment's
+        "# git for the students' servers (GIT_CONFIG_SYSTEM): the course repository is root's\n"
+        f"[safe]\n\tdirectory = {layout.course}\n\tdirectory = {layout.course}/.git\n"
+        "[include]\n\tpath = /etc/gitconfig\n")
+    os.chmod(layout.state / "gitconfig", 0o644)
     for secret in layout.private.iterdir():
         os.chown(secret, 0, 0)
         os.chmod(secret, 0o600 if secret.is_file() else 0o700)
@@ -204,6 +210,16 @@ def student_python(layout: Layout, python: pathlib.Path) -> tuple[pathlib.Path, 
     return exe, extra
 
 
+def put(dest: pathlib.Path, content: bytes) -> None:
+    """Write a file in one step (servers of a running hub may be reading it), if it changed."""
+    if dest.exists() and dest.read_bytes() == content:
+        return
+    tmp = dest.with_name(dest.name + ".new")
+    tmp.write_bytes(content)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, dest)
+
+
 def open_to_reading(path: pathlib.Path) -> None:
     """root-owned, readable and runnable by all, writable by root only."""
     for p in [path, *path.rglob("*")]:
@@ -253,15 +269,11 @@ def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None) ->
                              "import sysconfig; print(sysconfig.get_path('purelib'))"],
                             env=pyenv).stdout.strip())
     for src, dest in MODULES.items():
-        shutil.copy2(HUB / src, site / dest)
-    etc = env_dir / "etc"
-    (etc / "jupyter").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(HUB / "nbgrader_config.py", etc / "jupyter" / "nbgrader_config.py")
-    (etc / "jupyter" / "jupyter_server_config.py").write_text(SERVER_CONFIG)
-    (etc / "gitconfig").write_text(
-        "# git for the students' servers (GIT_CONFIG_SYSTEM): the course repository is root's\n"
-        f"[safe]\n\tdirectory = {layout.course}\n\tdirectory = {layout.course}/.git\n"
-        "[include]\n\tpath = /etc/gitconfig\n")
+        put(site / dest, (HUB / src).read_bytes())
+    etc = env_dir / "etc" / "jupyter"
+    etc.mkdir(parents=True, exist_ok=True)
+    put(etc / "nbgrader_config.py", (HUB / "nbgrader_config.py").read_bytes())
+    put(etc / "jupyter_server_config.py", SERVER_CONFIG.encode())
     open_to_reading(env_dir)
     return server_environment(layout)
 
@@ -269,7 +281,7 @@ def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None) ->
 def server_environment(layout: Layout) -> dict:
     """The variables a student's server needs from the hub to use STATE/env (hub config)."""
     env = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-           "GIT_CONFIG_SYSTEM": str(layout.env / "etc" / "gitconfig")}
+           "GIT_CONFIG_SYSTEM": str(layout.state / "gitconfig")}
     if (layout.env_python / "lib").is_dir():      # a copied interpreter: its libpython
         env["LD_LIBRARY_PATH"] = str(layout.env_python / "lib")
     return env

@@ -3,7 +3,7 @@
 ``kernel_attacks(targets)`` is Python source for A's kernel: it runs every attack and prints one
 JSON object ``{attack: "blocked: ..." | "SUCCEEDED: ..."}``. Each attack does the real thing
 (reads the file, sends the request); nothing is inferred from modes or settings. The same source
-ran against the configuration before issue 30: 17 of its 21 attacks succeeded there, the four
+ran against the configuration before issue 30: 16 of its 20 attacks succeeded there, the four
 HTTP ones held before too (docs/hub.md, docs/hub-figures/2026-12-01-attacks-before.json).
 
 ``targets`` (JSON-able): b_name, b_home, b_file (a file in B's home), secrets (paths of the hub's

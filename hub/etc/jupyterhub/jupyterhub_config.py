@@ -10,7 +10,7 @@ student's home. Not run here: the development machines and CI have no systemd as
 """
 load_subconfig("/opt/attention-course/hub/jupyterhub_config.py")  # noqa: F821 (JupyterHub's loader)
 
-c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"   # pip install jupyterhub-systemdspawner
+c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"   # in requirements-dev.txt (make setup)
 c.SystemdSpawner.username_template = "jupyter-{USERNAME}"      # the system users hub/accounts.py makes
 c.SystemdSpawner.dynamic_users = False
 c.SystemdSpawner.mem_limit = "1.5G"                            # MemoryMax; measured: docs/hub.md
