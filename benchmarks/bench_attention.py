@@ -7,6 +7,7 @@ Two sizes: B=8, T=512, D=512, 8 heads, causal (training size), and 1 x 12 tokens
 forward+backward, each variant is compared with the torch program that does the same work:
 
     attnlab fast path (need_weights=False)  vs  the same projections + F.scaled_dot_product_attention
+    the same, causality said by is_causal=True (no mask tensor) on both sides
     attnlab weights path (need_weights=True) vs  the same projections + matmul, masked_fill, softmax, matmul
     attnlab, both paths                      vs  nn.MultiheadAttention (need_weights False / True per head)
 
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 
 from attnlab import MultiHeadAttention, causal_mask
 
-GOALS = {"fast path / torch floor": 1.05, "weights path / torch reference": 1.15,
+GOALS = {"fast path / torch floor": 1.05, "is_causal: fast path / torch floor": 1.05, "weights path / torch reference": 1.15,
          "fast path / nn.MultiheadAttention": 1.5, "weights path / nn.MultiheadAttention": 1.5}
 
 
@@ -57,6 +58,10 @@ def variants(ours, ref, x, mask):
         q, k, v = heads(x)
         return ours.out_proj(ours.merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=mask)))
 
+    def torch_floor_causal():                               # the same with torch's own causal flag
+        q, k, v = heads(x)
+        return ours.out_proj(ours.merge_heads(F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+
     def torch_weights():                                    # the same weights, written plainly
         q, k, v = heads(x)
         scores = torch.matmul(q, k.transpose(-2, -1)) * scale
@@ -66,6 +71,8 @@ def variants(ours, ref, x, mask):
     return {
         "torch floor (projections + F.sdpa)": torch_floor,
         "attnlab fast path": lambda: ours(x, mask=mask, need_weights=False)[0],
+        "torch floor, is_causal": torch_floor_causal,
+        "attnlab fast path, is_causal": lambda: ours(x, is_causal=True, need_weights=False)[0],
         "torch reference with weights": torch_weights,
         "attnlab weights path": lambda: ours(x, mask=mask, need_weights=True)[0],
         "nn.MultiheadAttention, no weights": lambda: ref(x, x, x, attn_mask=blocked, need_weights=False)[0],
@@ -121,6 +128,8 @@ def main() -> None:
             for name, ms in med.items():
                 print(f"  {name:42s} {ms:9.3f}")
             ratios = {"fast path / torch floor": med["attnlab fast path"] / med["torch floor (projections + F.sdpa)"],
+                      "is_causal: fast path / torch floor":
+                          med["attnlab fast path, is_causal"] / med["torch floor, is_causal"],
                       "weights path / torch reference":
                           med["attnlab weights path"] / med["torch reference with weights"],
                       "fast path / nn.MultiheadAttention":

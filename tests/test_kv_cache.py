@@ -15,7 +15,7 @@ D, H, FF = 16, 4, 32
 @pytest.mark.parametrize("cross", [False, True])
 def test_attention_with_a_past_equals_the_whole_prefix(cross):
     torch.manual_seed(0)
-    mha = MultiHeadAttention(D, H).double().eval()
+    mha = MultiHeadAttention(D, H, cross=cross).double().eval()
     x = torch.randn(2, 5, D, dtype=torch.float64)
     mem = torch.randn(2, 3, D, dtype=torch.float64)
     kv = (mem, mem) if cross else (None, None)
@@ -39,11 +39,14 @@ def test_several_new_positions_with_a_past_take_a_mask_over_all_keys():
     _, _, past = mha(x[:, :4], mask=causal_mask(4), use_cache=True)
     rest, _ = mha(x[:, 4:], mask=causal_mask(2, 6), past_key_value=past)
     torch.testing.assert_close(rest, full[:, 4:])
+    for need_weights in (True, False):          # is_causal: the 2 new positions come after the 4 cached ones
+        rest, _ = mha(x[:, 4:], is_causal=True, past_key_value=past, need_weights=need_weights)
+        torch.testing.assert_close(rest, full[:, 4:])
     with pytest.raises(ValueError, match=r"\(2, 4, 2, 6\)"):                # the mask covers P + S keys
         mha(x[:, 4:], mask=causal_mask(2), past_key_value=past)
     with pytest.raises(TypeError, match="past_key_value must be a"):
         mha(x, past_key_value=past[0])
-    with pytest.raises(ValueError, match="past_key_value keys must be"):
+    with pytest.raises(ValueError, match="past_key_value keys and values must both be"):
         mha(x, past_key_value=(past[0][:, :2], past[1]))
 
 
@@ -110,7 +113,7 @@ def test_products_are_measured_on_the_tensors_multiplied():
     # the spy really sees the calls: a wider query batch is counted wider
     mha = MultiHeadAttention(D, H)
     with counting_products({"x": [mha]}) as counts:
-        mha(torch.randn(3, 7, D), torch.randn(3, 2, D), need_weights=False)
+        mha(torch.randn(3, 7, D), torch.randn(3, 2, D), need_weights=False)      # a query over other keys
         mha(torch.randn(3, 1, D), past_key_value=(torch.zeros(3, H, 4, D // H),) * 2)
     assert counts == {"x": 3 * H * 7 * 2 + 3 * H * 1 * 5}
     assert "_attention" not in vars(mha) and "attend_step" not in vars(mha)   # the spy is gone

@@ -184,14 +184,15 @@ def test_no_host_device_sync(need_weights):
     assert out.shape == (2, 4, D) and out.device.type == "meta"
 
 
-def test_causal_mask_takes_the_fused_causal_kernel_and_an_edited_one_does_not(monkeypatch):
-    """causal_mask(T), unchanged, goes to torch's kernel as is_causal=True (no explicit mask); the
-    result equals the weights path. A copy, a combination or an in-place edit is an ordinary mask."""
+def test_is_causal_takes_the_fused_causal_kernel_and_a_mask_is_used_by_its_content(monkeypatch):
+    """is_causal=True (square, no mask) goes to torch's kernel as its own is_causal=True; any mask,
+    causal_mask(T) included, goes as the explicit mask it is; a one-query step needs nothing; S > T
+    gets the bottom-right causal mask. Every call equals the weights path."""
     real = torch.nn.functional.scaled_dot_product_attention
     calls = []
 
     def spy(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, **kw):
-        calls.append((attn_mask is None, is_causal))
+        calls.append((None if attn_mask is None else attn_mask.clone(), is_causal))
         return real(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kw)
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
@@ -200,15 +201,21 @@ def test_causal_mask_takes_the_fused_causal_kernel_and_an_edited_one_does_not(mo
     x = torch.randn(2, 5, D)
     edited = causal_mask(5)
     edited[..., 4, 0] = False                                            # the last query may not see key 0
-    for mask, fused in [(causal_mask(5), True), (causal_mask(5).clone(), False), (edited, False),
-                        (causal_mask(5) & padding_mask(torch.ones(2, 5, dtype=torch.long)), False)]:
+    cases = [(dict(is_causal=True), None, True),
+             (dict(mask=causal_mask(5)), causal_mask(5), False),
+             (dict(mask=edited), edited, False),
+             (dict(mask=edited, is_causal=True), edited, False)]
+    for kwargs, sent, kernel_causal in cases:
         calls.clear()
-        out, _ = mha(x, mask=mask, need_weights=False)
-        assert calls == [(fused, fused)]
-        expected, weights = mha(x, mask=mask, need_weights=True)
+        out, _ = mha(x, need_weights=False, **kwargs)
+        assert len(calls) == 1 and calls[0][1] is kernel_causal
+        assert (calls[0][0] is None) if sent is None else torch.equal(calls[0][0].expand(2, H, 5, 5), sent.expand(2, H, 5, 5))
+        expected, weights = mha(x, need_weights=True, **kwargs)
         torch.testing.assert_close(out, expected)
-        assert torch.equal(weights > 0, mask.expand_as(weights))         # the mask that was asked for
-    cached = causal_mask(2, 5)                                           # bottom-right aligned: not is_causal
+        assert torch.equal(weights > 0, (causal_mask(5) if sent is None else sent).expand_as(weights))
     calls.clear()
-    mha(x[:, :2], x, x, mask=cached, need_weights=False)
-    assert calls == [(False, False)]
+    mha(x[:, :2], x, x, is_causal=True, need_weights=False)               # S > T: bottom-right aligned
+    assert calls[0][1] is False and torch.equal(calls[0][0], causal_mask(2, 5)[0, 0])
+    calls.clear()
+    mha(x[:, :1], x, x, is_causal=True, need_weights=False)               # one query, the last: every key
+    assert calls == [(None, False)]

@@ -5,6 +5,7 @@ import torch
 import torch.nn as nn
 
 from ._checks import positive_int, probability
+from .course.i18n import t
 from .multihead import MultiHeadAttention
 
 
@@ -36,10 +37,14 @@ class TransformerBlock(nn.Module):
     attention weights (``attn_dropout``, default ``dropout``), inside the FFN after the ReLU,
     and on each sub-layer's output before the residual sum (``dropout``).
 
-    ``forward(x (B, T, D), mask=None, need_weights=False)`` returns ``(x, weights)`` where
-    ``weights`` is (B, H, T, T) if asked for, else None. ``mask``: as in ``MultiHeadAttention``,
-    4-D broadcastable to (B, H, T, T). KV cache: ``past_key_value=(k, v)`` of the earlier
-    positions and ``use_cache=True`` return ``(x, weights, (k, v))`` (see ``MultiHeadAttention``).
+    ``forward(x (B, T, D), mask=None, need_weights=False, *, is_causal=False)`` returns
+    ``(x, weights)`` where ``weights`` is (B, H, T, T) if asked for, else None. ``mask``: as in
+    ``MultiHeadAttention``, 4-D broadcastable to (B, H, T, T), used by its content;
+    ``is_causal=True``: the causal rule (a decoder-only stack; an encoder leaves it False), per
+    call, like ``nn.TransformerEncoderLayer``'s ``is_causal``, so one block class serves both
+    and the model that stacks the blocks says which it is. KV cache: ``past_key_value=(k, v)``
+    of the earlier positions and ``use_cache=True`` return ``(x, weights, (k, v))`` (see
+    ``MultiHeadAttention``; with ``is_causal`` the new positions come after the cached ones).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = False,
@@ -53,9 +58,9 @@ class TransformerBlock(nn.Module):
         self.norm_first = norm_first
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = False,
-                *, past_key_value: tuple | None = None, use_cache: bool = False):
+                *, is_causal: bool = False, past_key_value: tuple | None = None, use_cache: bool = False):
         def attn(h):
-            return _with_present(self.attention(h, mask=mask, need_weights=need_weights,
+            return _with_present(self.attention(h, mask=mask, need_weights=need_weights, is_causal=is_causal,
                                                 past_key_value=past_key_value, use_cache=use_cache))
 
         if self.norm_first:
@@ -72,8 +77,12 @@ class TransformerBlock(nn.Module):
 class DecoderBlock(nn.Module):
     """Encoder-decoder block: masked self-attention, cross-attention to the encoder output, FFN.
 
-    ``forward(x (B, T, D), memory (B, S, D), self_mask (.., T, T), memory_mask (.., T, S))``
-    returns ``(x, self_weights (B, H, T, T), cross_weights (B, H, T, S))`` (None unless asked for).
+    ``forward(x (B, T, D), memory (B, S, D), self_mask (.., T, T), memory_mask (.., T, S),
+    need_weights=False, *, is_causal=False)`` returns ``(x, self_weights (B, H, T, T),
+    cross_weights (B, H, T, S))`` (None unless asked for). ``is_causal`` is the self-attention's
+    (``tgt_is_causal`` in ``nn.TransformerDecoderLayer``); the cross-attention sees all of memory
+    that ``memory_mask`` allows. ``self_attention`` is built as self-attention and
+    ``cross_attention`` with ``cross=True``: which is which is fixed, never guessed from the inputs.
     Dropout as in ``nn.TransformerDecoderLayer``: on both attentions' weights (``attn_dropout``,
     default ``dropout``), inside the FFN and on each sub-layer's output (``dropout``).
 
@@ -88,7 +97,7 @@ class DecoderBlock(nn.Module):
         super().__init__()
         p_attn = _attn_dropout(dropout, attn_dropout)
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout=p_attn)
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout=p_attn)
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout=p_attn, cross=True)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
@@ -97,11 +106,11 @@ class DecoderBlock(nn.Module):
         self.norm_first = norm_first
 
     def forward(self, x, memory, self_mask=None, memory_mask=None, need_weights: bool = False,
-                *, past_key_value: tuple | None = None, use_cache: bool = False):
+                *, is_causal: bool = False, past_key_value: tuple | None = None, use_cache: bool = False):
         past = _split_past(past_key_value)
 
         def self_attn(h):
-            return _with_present(self.self_attention(h, mask=self_mask, need_weights=need_weights,
+            return _with_present(self.self_attention(h, mask=self_mask, need_weights=need_weights, is_causal=is_causal,
                                                      past_key_value=past[0], use_cache=use_cache))
 
         def cross_attn(h):
@@ -133,6 +142,5 @@ def _split_past(past) -> tuple:
     if past is None:
         return None, None
     if not (isinstance(past, (tuple, list)) and len(past) == 4):
-        raise TypeError("past_key_value of a DecoderBlock must be (self_k, self_v, cross_k, cross_v) "
-                        f"as returned with use_cache=True, got {type(past).__name__}")
+        raise TypeError(t("checks.decoder_past", got=type(past).__name__))
     return tuple(past[:2]), tuple(past[2:])

@@ -7,6 +7,7 @@ import torch
 import torch.nn as nn
 
 from ._checks import check_float, check_tensor, shape
+from .course.i18n import t
 
 
 def sinusoidal_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -15,9 +16,9 @@ def sinusoidal_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.f
     Computed in float64, then cast to ``dtype``.
     """
     if not isinstance(d_model, int) or d_model < 2 or d_model % 2:
-        raise ValueError(f"d_model must be a positive even int (sines and cosines come in pairs), got {d_model!r}")
+        raise ValueError(t("checks.pe_d_model", got=repr(d_model)))
     if not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+        raise ValueError(t("checks.int_positive", name="max_len", got=repr(max_len)))
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]                     # (L, 1)
     freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
     pe = torch.empty(max_len, d_model, dtype=torch.float64)
@@ -42,10 +43,9 @@ class PositionalEncoding(nn.Module):
         check_float("x", x)
         max_len, d_model = self.pe.shape
         if x.shape[-1] != d_model:
-            raise ValueError(f"x has shape {shape(x)} but the encoding has d_model={d_model}")
+            raise ValueError(t("checks.pe_width", shape=shape(x), d_model=d_model))
         end = offset + x.shape[1]
         if end > max_len:
-            raise ValueError(f"sequence length {x.shape[1]}{f' from position {offset}' if offset else ''} "
-                             f"is longer than the table (max_len={max_len}); "
-                             f"build PositionalEncoding with a larger max_len")
+            key = "checks.pe_too_long_at" if offset else "checks.pe_too_long"
+            raise ValueError(t(key, T=x.shape[1], offset=offset, max_len=max_len))
         return self.dropout(x + self.pe[offset:end].to(x.dtype))

@@ -24,6 +24,7 @@ import math
 import torch
 import torch.nn as nn
 
+from ..masks import causal_mask
 from ._common import Feedback, Msg, NotDone, call_student, evaluate, printing
 from .capstone import _block_rename, _close
 
@@ -124,7 +125,10 @@ class _Adapter(nn.Module):
         super().__init__()
         self.block = block
 
-    def forward(self, x, mask=None, need_weights=False):
+    def forward(self, x, mask=None, need_weights=False, is_causal=False):
+        if is_causal:                                  # the student's block knows masks only
+            causal = causal_mask(x.shape[1], device=x.device)
+            mask = causal if mask is None else mask & causal
         out = self.block(x, mask=mask)
         return (out[0] if isinstance(out, (tuple, list)) else out), None
 

@@ -1,6 +1,6 @@
 """The character-level GPT of lesson 10, built from the package's own blocks, and the rungs of its loss ladder.
 
-    ids (B, T) -> token embedding (+ learned positions) -> blocks with causal_mask(T) -> LayerNorm
+    ids (B, T) -> token embedding (+ learned positions) -> causal blocks (is_causal=True) -> LayerNorm
                -> logits (B, T, vocab) = x @ embedding^T          (tied embeddings, as GPT-2)
 
 The ladder (``LADDER``), in the spirit of Karpathy's "Let's build GPT": each rung adds one idea.
@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..block import TransformerBlock
-from ..masks import causal_mask
+from ..course.i18n import t
 from ..multihead import MultiHeadAttention
 
 LADDER = ("bigram", "one_head", "several_heads", "full_blocks", "with_positions")
@@ -41,27 +41,33 @@ class PoetConfig:
 
     def __post_init__(self):
         if self.rung not in LADDER:
-            raise ValueError(f"rung must be one of {', '.join(LADDER)}, got {self.rung!r}")
+            raise ValueError(t("checks.rung", rungs=", ".join(LADDER), got=repr(self.rung)))
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise ValueError(t("checks.prob_range", name="dropout", got=repr(self.dropout)))
 
 
 class AttentionOnly(nn.Module):
-    """x + Attn(LN(x)): the ladder's attention-only rungs (no feed-forward network)."""
+    """x + Attn(LN(x)): the ladder's attention-only rungs (no feed-forward network).
+    Called like ``TransformerBlock`` (mask, is_causal, KV cache)."""
 
     def __init__(self, d_model: int, num_heads: int):
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model)
         self.attention = MultiHeadAttention(d_model, num_heads)
 
-    def forward(self, x, mask=None, need_weights: bool = False):
-        a, weights = self.attention(self.norm1(x), mask=mask, need_weights=need_weights)
-        return x + a, weights
+    def forward(self, x, mask=None, need_weights: bool = False, *, is_causal: bool = False,
+                past_key_value=None, use_cache: bool = False):
+        a, weights, *present = self.attention(self.norm1(x), mask=mask, need_weights=need_weights,
+                                              is_causal=is_causal, past_key_value=past_key_value,
+                                              use_cache=use_cache)
+        return (x + a, weights, *present)
 
 
 class PoetGPT(nn.Module):
     """``forward(ids (B, T), need_weights=False)`` -> ``(logits (B, T, vocab), weights)``, where
-    ``weights`` is a list of (B, H, T, T) per layer when asked for, else ``[]``. T <= context."""
+    ``weights`` is a list of (B, H, T, T) per layer when asked for, else ``[]``. T <= context.
+    Causal: every block is called with ``is_causal=True``. Generation with a KV cache:
+    ``poet.sample.cached_step``."""
 
     def __init__(self, config: PoetConfig):
         super().__init__()
@@ -88,14 +94,13 @@ class PoetGPT(nn.Module):
         """Everything but the output layer: ``(LN(x) (B, T, D), weights)``."""
         B, T = ids.shape
         if T > self.config.context:
-            raise ValueError(f"the model reads at most context={self.config.context} tokens, got T={T}")
+            raise ValueError(t("checks.context_too_long", context=self.config.context, T=T))
         x = self.embed(ids)                                                   # (B, T, D)
         if self.pos is not None:
             x = x + self.pos(torch.arange(T, device=ids.device))              # (T, D) broadcast
-        mask = causal_mask(T, device=ids.device)                              # (1, 1, T, T)
         weights = []
         for block in self.blocks:
-            x, w = block(x, mask, need_weights=need_weights)
+            x, w = block(x, is_causal=True, need_weights=need_weights)        # position i sees 0..i
             if need_weights:
                 weights.append(w)                                             # (B, H, T, T)
         return self.norm(x), weights

@@ -8,9 +8,18 @@
 
 A seed makes a draw reproducible through its own ``torch.Generator``; the global RNG is not
 touched. Bad parameters are refused with a message in the current language (``set_language``).
+
+Generation with a KV cache (``use_cache=True``, the default), as lesson 08 decodes: the prompt
+goes through the blocks once, then each step feeds only the newest character, at its learned
+position, and its one query attends to the cached keys and values of every earlier position
+(``cached_step``). The same tokens and logits (to float rounding) as recomputing the window at
+every step (``use_cache=False``). Once the text is longer than the context, the window slides:
+every character moves to another position, so every key changes and each step recomputes the
+window, with or without the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 
@@ -50,14 +59,57 @@ def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int 
     return probs / probs.sum(-1, keepdim=True)
 
 
+@dataclasses.dataclass
+class KVCache:
+    """What cached generation keeps between steps: per block, the keys and values it returned
+    with ``use_cache=True`` ((N, H, t, d_k) each; None before the first step), and ``length``,
+    the number of positions cached (the position of the next character)."""
+    layers: list
+    length: int = 0
+
+    @staticmethod
+    def start(model) -> "KVCache":
+        return KVCache([None] * len(model.blocks))
+
+
+def cached_step(model, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    """Feed ``ids`` (N, T), the characters after the cached ones, at positions ``cache.length`` ..
+    ``cache.length + T - 1``, through the blocks with their cached keys and values; update
+    ``cache``; return the logits of the last position (N, V). ``is_causal=True``: the T new
+    positions come after the cached ones (bottom-right aligned), so each sees its past only."""
+    start, T = cache.length, ids.shape[1]
+    if start + T > model.config.context:
+        raise ValueError(t("checks.context_too_long", context=model.config.context, T=start + T))
+    x = model.embed(ids)                                                           # (N, T, D)
+    if model.pos is not None:
+        x = x + model.pos(torch.arange(start, start + T, device=ids.device))      # learned positions
+    for i, block in enumerate(model.blocks):
+        x, _, cache.layers[i] = block(x, is_causal=True, past_key_value=cache.layers[i], use_cache=True)
+    cache.length += T
+    return model.norm(x[:, -1]) @ model.embed.weight.T                             # (N, V)
+
+
+def next_logits(model, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    """The logits (N, V) of the character after ``ids`` (N, L): through ``cache`` while the text fits
+    in the context (only the characters not cached yet are fed), else from the last ``context``
+    characters, recomputed."""
+    context = model.config.context
+    if cache is not None and ids.shape[1] <= context:
+        return cached_step(model, ids[:, cache.length:], cache)
+    x, _ = model.features(ids[:, -context:])                                       # (N, T, D)
+    return x[:, -1] @ model.embed.weight.T                                         # the last position only
+
+
 @torch.no_grad()
 def generate(model, vocab: Vocab, prompt: str, length: int, temperature: float = 1.0,
              top_k: int | None = None, top_p: float | None = None, seed: int | None = 0,
-             num_samples: int = 1, threads: int | None = 1) -> list[str]:
+             num_samples: int = 1, threads: int | None = 1, use_cache: bool = True) -> list[str]:
     """``num_samples`` continuations of ``prompt``, ``length`` characters each (the prompt not included).
 
     ``seed``: an int draws from its own generator (the same seed, the same text; the global RNG
     untouched); None draws from torch's global RNG. The model reads the last ``context`` characters.
+    ``use_cache``: keys and values of earlier positions kept between steps (``cached_step``);
+    False recomputes the window at every step. The same text either way.
     """
     check_sampling(temperature, top_k, top_p)
     if not isinstance(prompt, str) or not prompt:
@@ -67,14 +119,14 @@ def generate(model, vocab: Vocab, prompt: str, length: int, temperature: float =
             raise ValueError(t("poet.err.count", name=name, low=low, got=repr(value)))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise ValueError(t("poet.err.seed", got=repr(seed)))
+    if not isinstance(use_cache, bool):
+        raise TypeError(t("checks.bool", name="use_cache", got=f"{type(use_cache).__name__} {use_cache!r}"))
     ids = torch.tensor([vocab.encode(prompt)] * num_samples, dtype=torch.long)     # (N, P)
     start = ids.shape[1]
     generator = None if seed is None else torch.Generator().manual_seed(int(seed))
-    context = model.config.context
     with cpu_threads(threads), eval_mode(model):
+        cache = KVCache.start(model) if use_cache else None
         for _ in range(length):
-            x, _ = model.features(ids[:, -context:])                              # (N, T, D)
-            logits = x[:, -1] @ model.embed.weight.T                               # (N, V): the last position only
-            probs = next_token_probs(logits, temperature, top_k, top_p)           # (N, V)
+            probs = next_token_probs(next_logits(model, ids, cache), temperature, top_k, top_p)   # (N, V)
             ids = torch.cat([ids, torch.multinomial(probs, 1, generator=generator)], dim=1)
     return [vocab.decode(row[start:]) for row in ids]

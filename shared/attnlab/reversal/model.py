@@ -8,7 +8,6 @@ import torch
 import torch.nn as nn
 
 from ..block import TransformerBlock
-from ..masks import causal_mask
 from ..positional import PositionalEncoding
 from .data import MAX_LEN, MIN_LEN, TRAIN_SEED, VOCAB_SIZE
 
@@ -36,8 +35,8 @@ class TinyTransformer(nn.Module):
 
     ``forward(ids (B, T), need_weights=False)`` returns ``(logits (B, T, vocab), weights)`` where
     ``weights`` is a list with one (B, H, T, T) tensor per layer if asked for, else ``[]``.
-    Every block gets ``causal_mask(T)``; with ``causal=False`` it gets ``mask=None`` (lesson 07
-    trains such a model to show how it cheats).
+    Every block gets ``is_causal=self.causal``: True, the causal rule; ``causal=False`` lets every
+    position see the whole row (lesson 07 trains such a model to show how it cheats).
     """
 
     def __init__(self, config: TinyConfig | None = None, causal: bool = True):
@@ -53,12 +52,10 @@ class TinyTransformer(nn.Module):
         self.head = nn.Linear(c.d_model, c.vocab_size)
 
     def forward(self, ids: torch.Tensor, need_weights: bool = False):
-        T = ids.shape[1]
         x = self.pos(self.embed(ids))                                          # (B, T, D)
-        mask = causal_mask(T, device=ids.device) if self.causal else None      # (1, 1, T, T)
         weights = []
         for block in self.blocks:
-            x, w = block(x, mask=mask, need_weights=need_weights)
+            x, w = block(x, is_causal=self.causal, need_weights=need_weights)   # (B, T, D)
             if need_weights:
                 weights.append(w)                                              # (B, H, T, T)
         return self.head(self.norm(x)), weights                                # (B, T, vocab)

@@ -3,8 +3,9 @@
 Without the cache every step runs the decoder on the whole prefix again. With it, each step
 feeds only the newest token through the decoder blocks themselves (``DecoderBlock`` with
 ``past_key_value``/``use_cache``): its one query attends to the cached keys of every earlier
-position and itself, all in its past, so the decoder self-attention needs no mask at all; the
-cross-attention keys and values of the source are computed at the first step and reused.
+position and itself, all in its past, so the decoder self-attention needs no mask at all (the
+causal rule, ``is_causal=True``, allows a last query every key); the cross-attention keys and
+values of the source are computed at the first step and reused.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def cached_step(model, token: torch.Tensor, cache: KVCache, attend=None) -> torc
     with _self_attention_step(model, attend):
         x = model.pos(model.tgt_embed(token[:, None]), offset=cache.position)       # (B, 1, D)
         for i, block in enumerate(model.decoder):
-            x, _, _, cache.layers[i] = block(x, cache.memory, memory_mask=cache.memory_mask,
+            x, _, _, cache.layers[i] = block(x, cache.memory, memory_mask=cache.memory_mask, is_causal=True,
                                              past_key_value=cache.layers[i], use_cache=True)
     cache.position += 1
     return model.head(model.dec_norm(x))[:, 0]                                      # (B, V)

@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 from ..block import DecoderBlock, TransformerBlock
-from ..masks import decoder_mask, padding_mask
+from ..masks import padding_mask
 from ..positional import PositionalEncoding
 from .data import MAX_DIGITS, PAD, SRC_TOKENS, TRAIN_SEED, _check_lang, target_tokens
 
@@ -39,9 +39,9 @@ class Translator(nn.Module):
     weights)`` where ``weights`` is a dict ``{"enc_self": [(B, H, S, S)], "dec_self": [(B, H, T, T)],
     "cross": [(B, H, T, S)]}`` (one tensor per layer) if asked for, else None.
 
-    ``cross_padding`` and ``causal`` switch the source padding mask of the cross-attention and the
-    causal part of the decoder mask; they stay True except in the tests and the lesson's
-    experiments that show what goes wrong without them.
+    ``cross_padding`` switches the source padding mask of the cross-attention, ``causal`` the
+    causal rule of the decoder self-attention (passed to its blocks as ``is_causal``); they stay
+    True except in the tests and the lesson's experiments that show what goes wrong without them.
     """
 
     def __init__(self, config: TranslatorConfig | None = None):
@@ -81,21 +81,16 @@ class Translator(nn.Module):
         """(B, 1, 1, S): the cross-attention mask, False on padded digits (None if switched off)."""
         return padding_mask(src, PAD) if self.cross_padding else None
 
-    def self_mask(self, tgt_in: torch.Tensor) -> torch.Tensor:
-        """(B, 1, T, T): causal AND padding (padding only, if ``causal`` is switched off)."""
-        if self.causal:
-            return decoder_mask(tgt_in, PAD)
-        T = tgt_in.shape[1]
-        return padding_mask(tgt_in, PAD).expand(-1, 1, T, T)
-
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src: torch.Tensor,
                need_weights: bool = False):
-        """tgt_in (B, T) -> logits (B, T, V), decoder self weights and cross weights per layer."""
+        """tgt_in (B, T) -> logits (B, T, V), decoder self weights and cross weights per layer.
+        The self-attention: padding of the target as a mask, and the causal rule (``is_causal``)."""
         x = self.pos(self.tgt_embed(tgt_in))                                   # (B, T, D)
-        self_mask, mem_mask = self.self_mask(tgt_in), self.memory_mask(src)
+        self_mask, mem_mask = padding_mask(tgt_in, PAD), self.memory_mask(src)  # (B, 1, 1, T), (B, 1, 1, S)
         w_self, w_cross = [], []
         for block in self.decoder:
-            x, ws, wc = block(x, memory, self_mask=self_mask, memory_mask=mem_mask, need_weights=need_weights)
+            x, ws, wc = block(x, memory, self_mask=self_mask, memory_mask=mem_mask,
+                              is_causal=self.causal, need_weights=need_weights)
             w_self.append(ws)                                                  # (B, H, T, T)
             w_cross.append(wc)                                                 # (B, H, T, S)
         return self.head(self.dec_norm(x)), w_self, w_cross
