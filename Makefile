@@ -15,6 +15,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 W7     := .venv-w7
 HUB_PROXY := hub/node_modules/.installed-stamp   # configurable-http-proxy (npm), for the hub
+# the students' environment of the hub's tests (hub/student_env.py)
+HUB_ENV   := .venv-hub
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
@@ -44,7 +46,7 @@ lab: setup
 	$(BIN)/python -c "import attnlab_server, sys; attnlab_server.seed_user_settings(sys.argv[1])" $(LAB_USER_SETTINGS)
 	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION) $(LAB_ARGS)
 
-test: setup $(W7)/.installed-stamp $(HUB_PROXY)    ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
@@ -84,21 +86,32 @@ dist: setup                    ## the sdist and the wheel of the course package 
 	$(BIN)/python -m build --no-isolation --outdir dist .
 	$(BIN)/python -m twine check --strict dist/*
 
-# ---- the course's JupyterHub on this machine (docs/hub.md): configurable-http-proxy from npm
-# into hub/node_modules (npm ci: exactly hub/package-lock.json), then the hub on 127.0.0.1:8000.
+# ---- the course's JupyterHub on this machine (docs/hub.md), as root: each student is a system user.
+# configurable-http-proxy from npm into hub/node_modules (npm ci: exactly hub/package-lock.json);
+# hub/student_env.py: the folders under ATTNLAB_HUB_STATE (default /var/lib/attnlab-hub), the
+# students' read-only environment, the published course; then the hub on 127.0.0.1:8000.
 $(HUB_PROXY): hub/package.json hub/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "make: the hub needs Node.js 20+ and npm (apt install nodejs npm)" >&2; exit 1; }
 	cd hub && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: hub hub-proxy hub-publish
+.PHONY: hub hub-proxy hub-install hub-publish hub-test-env
 hub-proxy: $(HUB_PROXY)
+
+hub-install: setup $(HUB_PROXY)   ## as root: folders and modes, the students' environment, the course
+	$(BIN)/python hub/student_env.py $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
 
 hub-publish: setup             ## put the course (lessons_vi, lessons_zh, notebooks) where students pull it from
 	$(BIN)/python hub/publish_course.py
 
-hub: setup $(HUB_PROXY) hub-publish   ## JupyterHub for a class on 127.0.0.1:8000 (passwords: hub/.state/)
+hub: hub-install               ## JupyterHub for a class on 127.0.0.1:8000 (as root; docs/hub.md)
 	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
+
+# The students' environment the hub's tests share (hub/student_env.py --env-only; quick when it is
+# up to date). Without root the hub's tests fail (they make system users); the rest still runs.
+hub-test-env: setup
+	@if [ "$$(id -u)" = 0 ]; then ATTNLAB_HUB_ENV=$(CURDIR)/$(HUB_ENV) $(BIN)/python hub/student_env.py --env-only $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)); \
+	else echo "make: NOT root: the hub's tests (tests/test_hub*.py) will fail; run make test as root" >&2; fi
 
 # The exercises as nbgrader assignments, and grading a class (docs/grading.md).
 SUBMISSIONS ?=
@@ -112,4 +125,4 @@ grade: setup                   ## SUBMISSIONS=dir (<student>/<assignment>/<noteb
 	OMP_NUM_THREADS=1 $(BIN)/python -m tools.assignments.grade "$(SUBMISSIONS)" --out "$(GRADES)"
 
 clean:
-	rm -rf $(VENV) $(W7) .pytest_cache dist hub/node_modules
+	rm -rf $(VENV) $(W7) .pytest_cache dist hub/node_modules $(HUB_ENV) $(HUB_ENV)-python $(HUB_ENV).lock

@@ -2,7 +2,8 @@
 
     python benchmarks/bench_hub.py --users 10 [--lessons 01,07] [--lang vi] [--json out.json]
 
-Starts hub/jupyterhub_config.py on loopback (hub/classroom.py), adds N students, and at one
+Run as root. Starts hub/jupyterhub_config.py on loopback (hub/classroom.py) in the workshop mode
+(one class password), adds N students (each a system user, in a memory cgroup), and at one
 moment each of them logs in, starts their server, opens lesson 01 and runs it top to bottom
 through their kernel (REST API + kernel websocket), saves it, then does the same with lesson 07
 (training). Each kernel also reports the CPU seconds it used (getrusage), the figure that does
@@ -18,6 +19,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -28,7 +30,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "hub"))
 import admin  # noqa: E402
 import classroom  # noqa: E402
-import publish_course  # noqa: E402
 
 LESSONS = {p.name[:2]: p.name for p in sorted((ROOT / "lessons_vi").glob("[0-9][0-9]_*.ipynb"))}
 MiB = 2 ** 20
@@ -116,6 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cell-timeout", type=float, default=1800)
     ap.add_argument("--keep-free", type=float, default=2.0, help="GiB of available memory to keep")
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--env", type=pathlib.Path, default=ROOT / ".venv-hub",
+                    help="the students' environment (hub/student_env.py builds it if needed)")
     a = ap.parse_args(argv)
     lessons = sorted(LESSONS) if a.lessons == "all" else [x.zfill(2) for x in a.lessons.split(",")]
     unknown = [x for x in lessons if x not in LESSONS]
@@ -123,13 +126,14 @@ def main(argv=None) -> int:
         ap.error(f"--users must be >= 1 and lessons among {', '.join(LESSONS)}; got {unknown}")
     names = [f"student{i:03d}" for i in range(1, a.users + 1)]
     load0 = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="bench_hub_") as tmp:
-        state = pathlib.Path(tmp)
-        publish_course.publish(state / "course")
-        hub = classroom.LocalHub(state, ATTNLAB_HUB_START_TIMEOUT="900")
-        phase, results = {}, {}
+    state = pathlib.Path(tempfile.mkdtemp(prefix="bench_hub_"))
+    os.chmod(state, 0o755)                     # the students pass through it to their homes
+    try:
+        hub = classroom.LocalHub(state, a.env, auth="class-password", ATTNLAB_HUB_START_TIMEOUT="900")
+        phase, results, cgroup_peaks = {}, {}, {}
         abort = threading.Event()
         try:
+            hub.install()
             hub.start(timeout=300)
             admin.HubAdmin(hub.url, hub.token).add_users(names, group=f"course-{a.lang}")
             base_free = available()
@@ -148,16 +152,33 @@ def main(argv=None) -> int:
             monitor.join(10)
             broken = [n for n, r in results.items() for ls in r["lessons"].values()
                       if "saved" in ls and not intact(r["client"], ls)]
+            cgroup_peaks = cgroup_peak(hub, names)
             load1 = os.getloadavg()
         finally:
             left = hub.stop()
-    report(a, names, lessons, results, monitor, broken, wall, load0, load1, base_free, left)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    report(a, names, lessons, results, monitor, broken, wall, load0, load1, base_free, left, cgroup_peaks)
     failures = sum(1 for r in results.values() if r["error"]) + sum(
         1 for r in results.values() for ls in r["lessons"].values() if ls["error"])
     return 1 if failures or broken or left else 0
 
 
-def report(a, names, lessons, results, monitor, broken, wall, load0, load1, base_free, left):
+def cgroup_peak(hub, names) -> dict[str, float]:
+    """Each student's peak memory as their cgroup counted it (what the limit acts on), MiB."""
+    import memory
+    cgroups = memory.find(f"attnlab-hub-{hub.layout.group}")
+    out = {}
+    for name in names:
+        for f in ("memory.max_usage_in_bytes", "memory.peak"):    # cgroup v1, v2
+            path = cgroups.path(hub.layout.system_name(name)) / f if cgroups else None
+            if path is not None and path.exists():
+                out[name] = int(path.read_text()) / MiB
+    return out
+
+
+def report(a, names, lessons, results, monitor, broken, wall, load0, load1, base_free, left,
+           cgroup_peaks):
     spawns = [r["spawn"] for r in results.values() if "spawn" in r]
     out = {"users": a.users, "lessons": lessons, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "cpus": os.cpu_count(), "load_before": load0, "load_after": load1, "wall_s": wall,
@@ -201,6 +222,11 @@ def report(a, names, lessons, results, monitor, broken, wall, load0, load1, base
           f"{out['available_drop_mib']:.0f} MiB (other work on the machine included)")
     print(f"failures: {len(out['failures']) + len(out['lesson_failures'])} "
           f"{json.dumps({**out['failures'], **out['lesson_failures']}, ensure_ascii=False)}")
+    if cgroup_peaks:
+        peaks = sorted(cgroup_peaks.values())
+        out["cgroup_peak_mib"] = {"median": statistics.median(peaks), "max": peaks[-1]}
+        print(f"peak per student as the memory cgroup counts it (the limit's measure, page cache "
+              f"included): median {statistics.median(peaks):.0f} MiB, max {peaks[-1]:.0f} MiB")
     print(f"saved notebooks not intact: {len(broken)}; processes left after the hub stopped: {len(left)}")
     if a.json:
         a.json.write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -3,9 +3,13 @@
     python hub/admin.py add students.txt --group course-vi   # one user name a line
     python hub/admin.py list                                   # who is running, idle since when
     python hub/admin.py stop an.nguyen                         # stop one student's server
+    python hub/admin.py stop-all                               # every server (the hub leaves them
+                                                               # running when it stops or restarts)
 
 The token: ``JUPYTERHUB_API_TOKEN`` (make one as the instructor on the hub's /hub/token page);
-the hub: ``--hub http://127.0.0.1:8000`` (the default). The hub's own /hub/admin page does the
+the hub: ``--hub URL``, by default the address hub/jupyterhub_config.py listens on
+(``ATTNLAB_HUB_IP``/``ATTNLAB_HUB_PORT``, http://127.0.0.1:8000 when unset). Adding a student
+also creates their system user on the hub's machine. The hub's own /hub/admin page does the
 same by hand; this is for a list of 300 students.
 """
 from __future__ import annotations
@@ -17,6 +21,9 @@ import re
 import sys
 
 import requests
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from layout import Layout  # noqa: E402
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._@-]{0,63}$")   # what JupyterHub accepts, lowercased
 
@@ -71,7 +78,8 @@ def read_names(path: pathlib.Path) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hub", default="http://127.0.0.1:8000")
+    ap.add_argument("--hub", default=None,
+                    help="the hub's URL (default: from ATTNLAB_HUB_IP and ATTNLAB_HUB_PORT)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     add = sub.add_parser("add", help="add the students listed in a file")
     add.add_argument("file", type=pathlib.Path)
@@ -80,6 +88,7 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="running servers")
     stop = sub.add_parser("stop", help="stop a student's server")
     stop.add_argument("name")
+    sub.add_parser("stop-all", help="stop every running server")
     a = ap.parse_args(argv)
     token = os.environ.get("JUPYTERHUB_API_TOKEN")
     if not token:
@@ -87,7 +96,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     try:
-        return run(HubAdmin(a.hub, token), a)
+        return run(HubAdmin(a.hub or Layout.from_env().url, token), a)
     except (RuntimeError, ValueError, OSError, requests.RequestException) as err:
         print(f"admin.py: {err}", file=sys.stderr)
         return 1
@@ -101,6 +110,11 @@ def run(hub: HubAdmin, a) -> int:
     elif a.cmd == "list":
         for name, server in sorted(hub.running().items()):
             print(f"{name}\tstarted {server['started']}\tlast activity {server['last_activity']}")
+    elif a.cmd == "stop-all":
+        running = sorted(hub.running())
+        for name in running:
+            hub.stop(name)
+        print(f"stopped {len(running)} servers" + (f": {', '.join(running)}" if running else ""))
     else:
         hub.stop(a.name)
         print(f"stopped {a.name}")

@@ -1,11 +1,15 @@
-"""nbgrader's settings for the course on a JupyterHub (docs/grading.md, "With the hub").
+"""nbgrader's settings for the course on a JupyterHub (docs/grading.md, "With the hub"; docs/hub.md).
 
-Copy this file to /etc/jupyter/nbgrader_config.py in the single-user environment (students and
-instructor), or let the hub's config load it. Students need only the course id and the exchange;
-the instructor's nbgrader commands (generate_assignment, release_assignment, collect, autograde)
-also use the grading settings below, which repeat tools/assignments/settings.py (a test compares).
-Environment: ATTNLAB_EXCHANGE (default /srv/nbgrader/exchange: create it, chmod 777, shared by all
-users), ATTNLAB_COURSE_DIR (default ~/attnlab-course: the instructor's nbgrader course folder).
+On the course's hub, hub/student_env.py installs this file as ``STATE/env/etc/jupyter/
+nbgrader_config.py``, a folder of Jupyter's config path for every student's server and kernel (a
+config loaded by the hub itself would reach no student), and the hub sets ``ATTNLAB_EXCHANGE``
+to its exchange, ``STATE/exchange``, which student_env.py prepares with nbgrader's modes.
+Elsewhere copy it to /etc/jupyter/nbgrader_config.py. Students need only the course id and the
+exchange; the instructor's nbgrader commands (generate_assignment, release_assignment, collect,
+autograde) also use the grading settings below, which repeat tools/assignments/settings.py (a
+test compares). Environment: ATTNLAB_EXCHANGE (default /srv/nbgrader/exchange; nbgrader's own
+default, when no config names one, is /usr/local/share/nbgrader/exchange), ATTNLAB_COURSE_DIR
+(default ~/attnlab-course: the instructor's nbgrader course folder).
 """
 import os
 

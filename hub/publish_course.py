@@ -5,7 +5,7 @@ with nbgitpuller's rules: a notebook the student edited is kept, new and updated
 "Updating the course" is running this script again after ``git pull`` in the instructor's
 checkout; it commits only when something changed::
 
-    python hub/publish_course.py [--to hub/.state/course]
+    python hub/publish_course.py [--to DIR]     # default: the hub's STATE/course (hub/layout.py)
 
 The repository is a plain git repository on the hub's disk (``file://`` URL). A department that
 already mirrors the course in its own git server can point ``ATTNLAB_COURSE_URL`` there instead.
@@ -16,9 +16,12 @@ import argparse
 import pathlib
 import shutil
 import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-STATE = pathlib.Path(__file__).resolve().parent / ".state"
+sys.path.insert(0, str(ROOT / "hub"))
+from layout import Layout  # noqa: E402
+
 # What a student sees in their home: both languages' lessons and the instructor's explorer.
 COURSE_PATHS = ("lessons_vi", "lessons_zh", "notebooks")
 BRANCH = "main"
@@ -63,13 +66,22 @@ def publish(dest: pathlib.Path, source: pathlib.Path = ROOT, paths=COURSE_PATHS,
     return True
 
 
+def open_to_reading(dest: pathlib.Path) -> None:
+    """Every student pulls from it (as their own user): readable by all, writable by its owner."""
+    for p in [dest, *dest.rglob("*")]:
+        if not p.is_symlink():
+            p.chmod((p.stat().st_mode & 0o755) | 0o444 | (0o111 if p.is_dir() else 0))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--to", type=pathlib.Path, default=STATE / "course",
-                    help="the course repository the students pull from (default: hub/.state/course)")
+    ap.add_argument("--to", type=pathlib.Path, default=Layout.from_env().course,
+                    help="the course repository the students pull from (default: where the hub "
+                         "reads it, $ATTNLAB_HUB_STATE/course)")
     ap.add_argument("-m", "--message", default="course update")
     a = ap.parse_args(argv)
     changed = publish(a.to, message=a.message)
+    open_to_reading(a.to)
     head = _git(a.to, "rev-parse", "--short", "HEAD").strip()
     print(f"course {'published' if changed else 'already up to date'}: {a.to} at {head}")
 

@@ -1,10 +1,12 @@
 """The course's JupyterHub with two simulated students (hub/jupyterhub_config.py, docs/hub.md).
 
-One hub for the module, on free loopback ports, in a temporary state folder, with short culling
-times. The tests run in order, as a lab session would: the instructor adds the class, students
-log in, each runs a lesson cell in their own kernel, the instructor stops a server, the course
-is updated under an edited notebook, the culler stops the last idle server. The fixture stops
-the hub and checks that no process it started is left.
+One hub for the module, as root on free loopback ports, in a temporary state folder, in the
+workshop mode (one class password: ATTNLAB_HUB_AUTH=class-password), with short culling times.
+The tests run in order, as a lab session would: the instructor adds the class (each student
+becomes a system user), students log in, each runs a lesson cell in their own kernel as their
+own user, the instructor stops a server, the course is updated under an edited notebook, the
+culler stops the last idle server. The fixture stops the hub and checks that no process, user
+or cgroup it made is left. tests/test_hub_security.py attacks the same hub in its default mode.
 """
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import nbformat
 import pytest
@@ -32,23 +36,32 @@ CULL_TIMEOUT = 40    # seconds idle before the culler stops a server (3600 on a 
 STUDENTS = {"an": "course-vi", "binh": "course-zh"}
 LESSON = {"an": "attnlab-course/lessons_vi/01_self_attention.ipynb",
           "binh": "attnlab-course/lessons_zh/01_self_attention.ipynb"}
+STUDENT_ENV = ROOT / ".venv-hub"          # the students' environment the hub tests share (make test)
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory):
+def hub():
+    if os.geteuid() != 0:
+        pytest.fail("the hub's tests need root: the hub makes each student a system user "
+                    "(CI runs as root; here: sudo make test)")
     proxy = HUB / "node_modules" / ".bin" / "configurable-http-proxy"
     if not proxy.exists():
         pytest.fail(f"{proxy} is missing: `make hub-proxy` (npm ci in hub/) installs it")
-    state = tmp_path_factory.mktemp("hub")
-    publish_course.publish(state / "course")
-    h = classroom.LocalHub(state, ATTNLAB_CULL_TIMEOUT=str(CULL_TIMEOUT), ATTNLAB_CULL_EVERY="5",
+    state = pathlib.Path(tempfile.mkdtemp(prefix="attnlab-hub-"))
+    os.chmod(state, 0o755)
+    h = classroom.LocalHub(state, STUDENT_ENV, auth="class-password",
+                           ATTNLAB_CULL_TIMEOUT=str(CULL_TIMEOUT), ATTNLAB_CULL_EVERY="5",
                            ATTNLAB_HUB_ACTIVITY_INTERVAL="5", ATTNLAB_HUB_START_TIMEOUT="240")
     try:
+        h.install()
         h.start(timeout=180)
         yield h
     finally:
         left = h.stop()
-    assert not left, f"processes left running after the hub stopped: {left}\n{h.log_tail()}"
+        log = h.log_tail(60)
+        shutil.rmtree(state, ignore_errors=True)
+    assert not left, f"processes left running after the hub stopped: {left}\n{log}"
+    assert not [p.pw_name for p in pwd.getpwall() if p.pw_name.startswith(h.layout.user_prefix)]
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +85,10 @@ def test_instructor_adds_the_class_in_bulk(hub, tmp_path):
         assert done.stdout.startswith("2 new of 2 listed")
     users = {u["name"]: u for u in hub.api("GET", "/users")}
     assert {"an", "binh", "extra-vi", "extra-zh"} <= set(users)
+    for name in ("an", "binh", "extra-vi"):          # each one a system user, home 0700
+        account = pwd.getpwnam(hub.layout.system_name(name))
+        assert account.pw_dir == str(hub.layout.home(name)) and account.pw_uid != 0
+        assert os.stat(account.pw_dir).st_mode & 0o777 == 0o700
     assert users["an"]["groups"] == ["course-vi"] and users["binh"]["groups"] == ["course-zh"]
     again = admin_cli(hub, "add", str(tmp_path / "course-vi.txt"), "--group", "course-vi")
     assert again.stdout.startswith("0 new of 2 listed"), again.stdout
@@ -110,7 +127,7 @@ def test_each_student_runs_a_lesson_cell_in_their_own_kernel(hub, students):
         finally:
             kernel.close()
         assert reply["status"] == "ok", outputs
-        lesson_dir = hub.state / "home" / name / pathlib.Path(LESSON[name]).parent
+        lesson_dir = hub.layout.home(name) / pathlib.Path(LESSON[name]).parent
         assert [o.get("text") for o in outputs] == [f"{lesson_dir} 1 (1, 2, 2)\n"]
 
 
@@ -157,7 +174,7 @@ def test_an_edited_lesson_survives_a_course_update(hub, students, tmp_path):
     nbformat.write(nb2, l2)
     new = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Bài 10")])
     nbformat.write(new, source / "lessons_vi" / "10_new_lesson.ipynb")
-    assert publish_course.publish(hub.state / "course", source=source)
+    assert publish_course.publish(hub.layout.course, source=source)
 
     an.stop_server()
     an.start_server(timeout=240)                     # the course is pulled as the server starts

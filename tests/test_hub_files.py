@@ -7,10 +7,13 @@ set of constraints.txt with the CPU torch; binder/ does the same; the npm proxy 
 from __future__ import annotations
 
 import ast
+import configparser
 import json
+import os
 import pathlib
 import re
 import shlex
+import sys
 
 import pytest
 import yaml
@@ -18,6 +21,10 @@ from traitlets.config import PyFileConfigLoader
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HUB = ROOT / "hub"
+sys.path.insert(0, str(HUB))
+import student_env  # noqa: E402
+from layout import Layout  # noqa: E402
+
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
@@ -34,15 +41,30 @@ def pins(path=ROOT / "constraints.txt") -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def config(tmp_path_factory):
-    """hub/jupyterhub_config.py as JupyterHub loads it (its state folder in a temporary place)."""
+def load_hub_config(state: pathlib.Path, **environ: str):
+    """hub/jupyterhub_config.py as JupyterHub loads it, with its state in ``state`` (a stand-in
+    for the students' environment there: only its interpreter's path is looked at)."""
+    if os.geteuid() != 0:
+        pytest.fail("hub/jupyterhub_config.py refuses to load unless it runs as root (the hub "
+                    "makes each student a system user): run the hub's tests as root")
+    (state / "env" / "bin").mkdir(parents=True, exist_ok=True)
+    (state / "env" / "bin" / "python").touch()
+    student_env.close_to_others(ROOT / "solutions")      # what `make hub` does first
     mp = pytest.MonkeyPatch()
-    mp.setenv("ATTNLAB_HUB_STATE", str(tmp_path_factory.mktemp("state")))
+    for key in [k for k in os.environ if k.startswith(("ATTNLAB_HUB_", "ATTNLAB_CULL_"))]:
+        mp.delenv(key)
+    mp.setenv("ATTNLAB_HUB_STATE", str(state))
+    for key, value in environ.items():
+        mp.setenv(key, value)
     try:
         return PyFileConfigLoader("jupyterhub_config.py", path=str(HUB)).load_config()
     finally:
         mp.undo()
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    return load_hub_config(tmp_path_factory.mktemp("state"))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +95,11 @@ def test_values_agree_with_the_one_machine_hub(values, config):
     env = config.Spawner.environment
     for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "ATTNLAB_COURSE_DIR"):
         assert su["extraEnv"][key] == env[key], key
-    assert values["hub"]["config"]["KubeSpawner"]["args"] == config.Spawner.args[:1]
+    # the same kernel connection (on the hub its subclass that also names the memory limit)
+    assert values["hub"]["config"]["KubeSpawner"]["args"] == [
+        "--ServerApp.kernel_websocket_connection_class=attnlab_server.NoDelayKernelConnection"]
+    assert config.Spawner.args == [
+        "--ServerApp.kernel_websocket_connection_class=attnlab_hub_notice.MemoryLimitKernelConnection"]
     culler = next(s for s in config.JupyterHub.services if s["name"] == "idle-culler")
     assert f"--timeout={values['cull']['timeout']}" in culler["command"]
     assert 1800 <= values["cull"]["timeout"] <= 3600 and values["cull"]["enabled"]
@@ -134,3 +160,138 @@ def test_the_proxy_is_pinned_and_runs_on_node_20():
         m = re.match(r">=\s*(\d+)", p.get("engines", {}).get("node", "") if isinstance(p.get("engines"), dict) else "")
         assert not m or int(m.group(1)) <= 20, f"{name} needs node {p['engines']['node']}"
     assert "/hub/node_modules/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+# ---- the settings an operator gives (docs/hub.md lists every one)
+
+def test_the_activity_interval_follows_the_cull_timeout_or_the_hub_refuses(tmp_path):
+    short = load_hub_config(tmp_path / "a", ATTNLAB_CULL_TIMEOUT="60")
+    assert short.JupyterHub.last_activity_interval == 15
+    assert short.Spawner.environment["JUPYTERHUB_ACTIVITY_INTERVAL"] == "15"
+    assert load_hub_config(tmp_path / "b").JupyterHub.last_activity_interval == 300   # 3600 s
+    with pytest.raises(SystemExit, match="ATTNLAB_HUB_ACTIVITY_INTERVAL=300 is more than half"):
+        load_hub_config(tmp_path / "c", ATTNLAB_CULL_TIMEOUT="60", ATTNLAB_HUB_ACTIVITY_INTERVAL="300")
+
+
+@pytest.mark.slow       # publishes the whole course into a git repository
+def test_the_state_folder_moves_the_course_with_it(tmp_path):
+    """`make hub-publish` publishes where the hub reads (it used to publish into hub/.state)."""
+    state = tmp_path / "state"
+    config = load_hub_config(state)
+    assert config.Spawner.environment["ATTNLAB_COURSE_URL"] == f"file://{state / 'course'}"
+    assert config.JupyterHub.db_url == f"sqlite:///{state / 'private' / 'jupyterhub.sqlite'}"
+    assert config.JupyterHub.cookie_secret_file == str(state / "private" / "jupyterhub_cookie_secret")
+    import subprocess
+    done = subprocess.run([sys.executable, str(HUB / "publish_course.py")], capture_output=True,
+                          text=True, env=dict(os.environ, ATTNLAB_HUB_STATE=str(state)), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (state / "course" / ".git").is_dir() and (state / "course" / "lessons_vi").is_dir()
+
+
+def test_admin_py_goes_where_the_hub_listens():
+    import subprocess
+    done = subprocess.run([sys.executable, str(HUB / "admin.py"), "list"], capture_output=True, text=True,
+                          env=dict(os.environ, JUPYTERHUB_API_TOKEN="t", ATTNLAB_HUB_PORT="9"), timeout=120)
+    assert done.returncode == 1 and "port=9" in done.stderr, done.stderr
+    assert Layout.from_env({"ATTNLAB_HUB_IP": "0.0.0.0", "ATTNLAB_HUB_PORT": "8443"}).url == \
+        "http://127.0.0.1:8443"
+    with pytest.raises(ValueError, match="ATTNLAB_HUB_PORT='80a' is not a port number"):
+        Layout.from_env({"ATTNLAB_HUB_PORT": "80a"})
+
+
+def test_every_setting_the_hub_reads_is_documented():
+    read = set()
+    for f in HUB.glob("*.py"):
+        read |= set(re.findall(r"\b(ATTNLAB_[A-Z_]+)\b", f.read_text()))
+    docs = (ROOT / "docs" / "hub.md").read_text()
+    missing = sorted(v for v in read if f"`{v}`" not in docs)
+    assert not missing, f"read by hub/ but not in docs/hub.md: {missing}"
+
+
+# ---- the service unit and the /etc/jupyterhub layout for a systemd machine
+
+def service_unit():
+    unit = configparser.ConfigParser(strict=False, interpolation=None, delimiters=("=",))
+    unit.optionxform = str
+    unit.read_string((HUB / "jupyterhub.service").read_text())
+    return unit
+
+
+def env_file():
+    lines = (HUB / "etc" / "jupyterhub" / "attnlab-hub.env").read_text().splitlines()
+    return dict(ln.split("=", 1) for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
+def test_the_service_unit_runs_the_etc_config_of_this_checkout():
+    unit = service_unit()
+    assert {"Unit", "Service", "Install"} <= set(unit.sections())
+    service = unit["Service"]
+    assert service["User"] == "root" and service["KillMode"] == "process"
+    assert unit["Install"]["WantedBy"] == "multi-user.target"
+    start = shlex.split(service["ExecStart"])
+    checkout = pathlib.PurePosixPath(start[0]).parents[2]          # <checkout>/.venv/bin/jupyterhub
+    assert start == [f"{checkout}/.venv/bin/jupyterhub", "-f", "/etc/jupyterhub/jupyterhub_config.py"]
+    assert shlex.split(service["ExecStartPre"]) == [f"{checkout}/.venv/bin/python",
+                                                    f"{checkout}/hub/student_env.py"]
+    assert service["EnvironmentFile"] == "/etc/jupyterhub/attnlab-hub.env"
+    env = env_file()
+    assert service["WorkingDirectory"] == env["ATTNLAB_HUB_STATE"]
+    layout = Layout.from_env(env)
+    assert (layout.ip, layout.port) == ("127.0.0.1", 8000)
+    etc = (HUB / "etc" / "jupyterhub" / "jupyterhub_config.py").read_text()
+    calls = [n for n in ast.walk(ast.parse(etc)) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", "") == "load_subconfig"]
+    assert [c.args[0].value for c in calls] == [f"{checkout}/hub/jupyterhub_config.py"]
+    documented = (ROOT / "docs" / "hub.md").read_text()
+    for name in ("jupyterhub.service", "etc/jupyterhub", "attnlab-hub.env"):
+        assert name in documented, name
+
+
+def test_the_etc_config_sets_only_real_systemdspawner_settings():
+    from systemdspawner import SystemdSpawner
+    etc = (HUB / "etc" / "jupyterhub" / "jupyterhub_config.py").read_text()
+    settings = {}
+    for node in ast.walk(ast.parse(etc)):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute):
+            target = node.targets[0]
+            if isinstance(target.value, ast.Attribute) and target.value.attr == "SystemdSpawner":
+                settings[target.attr] = ast.literal_eval(node.value)
+    traits = SystemdSpawner.class_traits(config=True)
+    assert settings and not set(settings) - set(traits), set(settings) - set(traits)
+    layout = Layout.from_env(env_file())
+    assert settings["username_template"] == layout.user_prefix + "{USERNAME}"
+    assert settings["readwrite_paths"] == [str(layout.homes) + "/{USERNAME}", str(layout.exchange)]
+    assert settings["user_workingdir"] == str(layout.homes) + "/{USERNAME}"
+    assert settings["mem_limit"] == env_file()["ATTNLAB_HUB_MEM_LIMIT"]
+    assert "systemdspawner.SystemdSpawner" in etc
+
+
+# ---- the memory limit's pieces that do not need a hub (hub/memory.py, hub/memory_notice.py)
+
+def test_the_memory_controller_is_found_in_v1_and_v2(tmp_path):
+    import memory
+    (tmp_path / "self").write_text("4:memory:/jobs/42\n0::/jobs/42\n")
+    (tmp_path / "v1").write_text("cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n")
+    found = memory.find("attnlab-hub-x", mounts=str(tmp_path / "v1"), self_file=str(tmp_path / "self"))
+    assert found.version == 1 and found.base == pathlib.Path("/sys/fs/cgroup/memory/jobs/42/attnlab-hub-x")
+    v2 = tmp_path / "cg2"
+    v2.mkdir()
+    (v2 / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (tmp_path / "v2").write_text(f"cgroup2 {v2} cgroup2 rw,nosuid 0 0\n")
+    found = memory.find("attnlab-hub-x", mounts=str(tmp_path / "v2"), self_file=str(tmp_path / "self"))
+    assert found.version == 2 and found.base == v2 / "jobs" / "42" / "attnlab-hub-x"
+    (v2 / "cgroup.controllers").write_text("hugetlb\n")
+    assert memory.find("x", mounts=str(tmp_path / "v2"), self_file=str(tmp_path / "self")) is None
+    assert "offers no memory controller (only: hugetlb)" in memory.unavailable_reason(str(tmp_path / "v2"))
+    (tmp_path / "ro").write_text("cgroup /sys/fs/cgroup/memory cgroup ro,nosuid,memory 0 0\n")
+    assert memory.find("x", mounts=str(tmp_path / "ro"), self_file=str(tmp_path / "self")) is None
+    assert "read-only" in memory.unavailable_reason(str(tmp_path / "ro"))
+
+
+def test_the_memory_notice_names_the_limit_in_the_students_language():
+    import memory_notice
+    one_and_half = str(int(1.5 * 2 ** 30))
+    assert "(1.5 GiB)" in memory_notice.notice({"MEM_LIMIT": one_and_half})
+    assert "(1,5 GiB)" in memory_notice.notice({"MEM_LIMIT": one_and_half, "ATTNLAB_LOCALE": "vi_VN"})
+    assert "（1.5 GiB）" in memory_notice.notice({"MEM_LIMIT": one_and_half, "ATTNLAB_LOCALE": "zh_CN"})
+    assert memory_notice.notice({"ATTNLAB_LOCALE": "fr_FR"}).startswith("The kernel was stopped")
