@@ -1,21 +1,28 @@
-"""Grade a folder of submissions with nbgrader (``make grade SUBMISSIONS=dir``).
+"""Grade a folder of submissions, each in its own sandbox, the verdicts decided outside it (``make grade``).
 
-    python -m tools.assignments.grade SUBMISSIONS [--out build/grades] [-j N] [--timeout 60]
+    python -m tools.assignments.grade SUBMISSIONS [--out build/grades] [-j N] [--timeout 60] [--unsafe]
 
 SUBMISSIONS has nbgrader's layout, ``<student>/<assignment>/<notebook>.ipynb`` (what ``nbgrader
-collect`` writes under ``submitted/``, or a folder filled any other way), assignments as built by
-``make assignments`` (``01_self_attention_vi``, ...). Writes ``grades.csv`` (student, lesson,
-language, exercise, points, max_points, note) and ``feedback/<student>/<assignment>.html``.
-A submission that cannot be graded (not a notebook, a missing or foreign notebook) gets 0 points
-with the reason in ``note``; it never stops the others. Workers grade in parallel, each in its own
-nbgrader course folder (nbgrader's SQLite gradebook is not for concurrent writers).
+collect`` writes under ``submitted/``), assignments as built by ``make assignments``
+(``01_self_attention_vi``, ...). For each submission: nbgrader puts the locked cells back
+(sanitize, in this process); the notebook runs in a bubblewrap sandbox as a throw-away user
+(tools/assignments/sandbox.py), where each exercise's probe records what the student's code returns on
+inputs drawn from a seed the notebook cannot know; this process, which never runs student code, judges
+those results (tools/assignments/runner.py). Writes ``grades.csv`` (student, lesson, language,
+exercise, points, max_points, note), ``feedback/<student>/<assignment>.html`` and, for a submission
+where something failed, ``logs/<student>/<assignment>.txt`` (the tracebacks). Grading into a folder
+that has a grades.csv merges: the rows of the submissions graded now replace theirs, the others stay.
+Without a usable sandbox it refuses, unless ``--unsafe`` (then every row says so).
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
+import hashlib
 import math
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -25,10 +32,12 @@ from pathlib import Path
 
 import nbformat
 
-from . import report, settings
+from . import report, runner, sandbox, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
+NOTEBOOK_CAP = 32 << 20          # bytes: a bigger file is not read (not a notebook a student wrote)
+REGISTRY = "attnlab.exercises"
 
 
 def _grade_ids(nb) -> set:
@@ -47,35 +56,102 @@ def edited_cells(nb, released: dict) -> set:
     return edited
 
 
+def restore_metadata(nb, release_nb) -> set:
+    """Give every cell the nbgrader metadata the release gave it, before nbgrader reads the notebook
+    (a flipped ``grade`` flag makes nbgrader fail on the whole notebook): a cell with a known id gets
+    the release's metadata, a cell claiming an unknown or a repeated id loses it, and a deleted locked
+    cell comes back after the released cell before it. Returns the ids of the cells changed."""
+    released = {c.metadata["nbgrader"]["grade_id"]: c for c in release_nb.cells if "nbgrader" in c.metadata}
+    changed, seen = set(), set()
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader")
+        if meta is None:
+            continue
+        gid = meta.get("grade_id") if isinstance(meta, dict) else None
+        if gid in released and gid not in seen and cell.cell_type == released[gid].cell_type:
+            if meta != released[gid].metadata["nbgrader"]:
+                cell.metadata["nbgrader"] = copy.deepcopy(released[gid].metadata["nbgrader"])
+                changed.add(gid)
+            seen.add(gid)
+        else:
+            del cell.metadata["nbgrader"]
+            changed.add(str(gid))
+    order = list(released)
+    for gid in order:
+        if gid in seen or not released[gid].metadata["nbgrader"].get("locked"):
+            continue
+        before = [g for g in order[:order.index(gid)] if g in seen]
+        at = len(nb.cells)
+        if before:
+            at = 1 + next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == before[-1])
+        nb.cells.insert(at, copy.deepcopy(released[gid]))
+        seen.add(gid)
+        changed.add(gid)
+    return changed
+
+
+def _read(path: Path):
+    if path.stat().st_size > NOTEBOOK_CAP:
+        raise ValueError(f"larger than {NOTEBOOK_CAP >> 20} MiB")
+    text = path.read_text(encoding="utf-8-sig")          # a UTF-8 BOM (Windows editors) is not an error
+    nb = nbformat.reads(text, as_version=4)
+    nbformat.validate(nb)
+    return nb
+
+
 def check_submission(path: Path, aid: str, ids: dict) -> tuple:
-    """(why ``path`` cannot be graded as ``aid``: a word key and its fields, or None; the edited locked cells)."""
+    """(why ``path`` cannot be graded as ``aid``: a word key and its fields, or None; the edited locked cells;
+    the note on a notebook of the same lesson in the other language, or None)."""
     try:
-        nb = nbformat.read(path, as_version=4)
-        nbformat.validate(nb)
+        nb = _read(path)
     except Exception as e:          # not JSON, not a notebook: say which, briefly
-        return ("invalid", {"detail": f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"}), set()
+        return ("invalid", {"detail": f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"}), set(), None
     mine = _grade_ids(nb) & ids[aid]["grade_ids"]
+    stem = settings.split_assignment_id(aid)[0]
     others = sorted(a for a, v in ids.items() if a != aid and (_grade_ids(nb) & v["grade_ids"])
-                    and settings.split_assignment_id(a)[0] != settings.split_assignment_id(aid)[0])
+                    and settings.split_assignment_id(a)[0] != stem)
     if not mine and others:
-        return ("other_lesson", {"other": ", ".join(others)}), set()
-    return None, edited_cells(nb, ids[aid]["locked"])
+        return ("other_lesson", {"other": ", ".join(others)}), set(), None
+    twin = next((a for a in ids if a != aid and settings.split_assignment_id(a)[0] == stem
+                 and not edited_cells(nb, ids[a]["locked"])), None)
+    if twin:                        # the other language's notebook of this lesson, untouched: not tampering
+        return None, set(), ("other_language", {"other": twin, "aid": aid})
+    return None, edited_cells(nb, ids[aid]["locked"]), None
+
+
+def _layout_hint(path: Path, submissions: Path, ids: dict) -> dict:
+    """Fields of the 'layout' note: where the file is, and where it should be."""
+    rel = path.relative_to(submissions)
+    student = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+    guess = None
+    try:
+        nb = _read(path)
+        lang = "zh" if 'set_language("zh")' in "".join(c.source for c in nb.cells) else "vi"
+        guess = next((a for a, v in ids.items() if _grade_ids(nb) & v["grade_ids"]
+                      and settings.split_assignment_id(a)[1] == lang), None)
+    except Exception:
+        pass
+    want = f"{student}/{guess}/{ids[guess]['notebook']}" if guess else f"{student}/<assignment>/<notebook>.ipynb"
+    return {"found": str(rel), "want": want, "assignment": guess or ""}
 
 
 def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
     """(gradable (student, aid, notebook path), problems (student, aid, word key, fields),
-    {(student, aid): the locked cells the student edited})."""
+    {(student, aid): (the locked cells the student edited, a note or None)})."""
     jobs, problems, edits = [], [], {}
-    layout = "expected <student>/<assignment>/<notebook>.ipynb"
     for stray in sorted(submissions.glob("*.ipynb")) + sorted(submissions.glob("*/*.ipynb")):
         student = stray.parent.name if stray.parent != submissions else stray.stem
-        problems.append((student, "-", "failed", {"detail": f"{stray.relative_to(submissions)}: {layout}"}))
+        problems.append((student, "-", "layout", _layout_hint(stray, submissions, ids)))
     folders = lambda d: sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))  # not .ipynb_checkpoints
     for student_dir in folders(submissions):
         for adir in folders(student_dir):
             student, aid = student_dir.name, adir.name
             if aid not in ids:
-                problems.append((student, aid, "failed", {"detail": f"unknown assignment folder {aid!r}"}))
+                for nb_path in sorted(adir.glob("*.ipynb"))[:1] or [adir]:
+                    hint = _layout_hint(nb_path, submissions, ids) if nb_path.is_file() else \
+                        {"found": str(adir.relative_to(submissions)), "want": f"{student}/<assignment>/<notebook>.ipynb",
+                         "assignment": ""}
+                    problems.append((student, aid, "layout", hint))
                 continue
             name = ids[aid]["notebook"]
             path = adir / name
@@ -83,60 +159,151 @@ def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
                 found = ", ".join(sorted(p.name for p in adir.glob("*.ipynb"))) or "-"
                 problems.append((student, aid, "missing", {"name": name, "found": found}))
                 continue
-            problem, edited = check_submission(path, aid, ids)
+            problem, edited, note = check_submission(path, aid, ids)
             if problem:
                 problems.append((student, aid, *problem))
             else:
                 jobs.append((student, aid, str(path)))
-                edits[(student, aid)] = edited
+                edits[(student, aid)] = (edited, note)
     return jobs, problems, edits
 
 
-def _course(template: Path, where: Path) -> Path:
-    shutil.copytree(template, where)
-    return where
-
-
-def grade_chunk(jobs: list, template: str, workdir: str, timeout: int) -> list[dict]:
-    """Grade some submissions in a private copy of the course folder; one dict per submission."""
+# ------------------------------------------------------------------ grading (in the worker processes)
+def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict]:
+    """Grade some submissions, one after the other, in a private copy of the course folder."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     settings.use_venv_tools()
     warnings.filterwarnings("ignore", module="nbgrader")     # its SQLAlchemy session warnings: not ours to fix
-    course = _course(Path(template), Path(workdir))
-    for student, aid, path in jobs:
+    course = Path(shutil.copytree(template, workdir))
+    changed = {}
+    for n, student, aid, path in jobs:
         dest = course / "submitted" / student / aid
         dest.mkdir(parents=True)
-        shutil.copy(path, dest / Path(path).name)
+        nb = _read(Path(path))
+        changed[(student, aid)] = restore_metadata(
+            nb, nbformat.read(Path(template) / "release" / aid / Path(path).name, as_version=4))
+        nbformat.write(nb, dest / Path(path).name)
         if (Path(path).parent / "timestamp.txt").is_file():
             shutil.copy(Path(path).parent / "timestamp.txt", dest)
-    cfg = settings.config(course, timeout=timeout)
-    coursedir = CourseDirectory(config=cfg)
-    api = NbGraderAPI(coursedir=coursedir, config=cfg)
-    return [_grade_one(api, coursedir, course, *job) for job in jobs]
+    c = settings.config(course, timeout=cfg["timeout"])
+    c.Autograde.autograde_preprocessors = []       # nbgrader only sanitizes here: the sandbox executes
+    c.Autograde.create_student = True
+    coursedir = CourseDirectory(config=c)
+    api = NbGraderAPI(coursedir=coursedir, config=c)
+    registry = runner.Registry(cfg["registry"])
+    done = []
+    for job in jobs:
+        done.append(grade_one(api, course, registry, cfg, *job))
+        done[-1]["changed"] = sorted(changed[job[1:3]])
+    return done
 
 
-def _grade_one(api, coursedir, course: Path, student: str, aid: str, path: str) -> dict:
-    """nbgrader autograde of one submission, then its scores and the graded cells' outputs."""
-    from nbgrader.api import Gradebook
+def _seed(cfg: dict, student: str, aid: str) -> int:
+    if cfg.get("seed") is None:
+        return secrets.randbits(62)
+    return int.from_bytes(hashlib.sha256(f"{cfg['seed']}/{student}/{aid}".encode()).digest()[:8], "big") >> 2
 
-    result = {"student": student, "aid": aid, "error": [], "scores": {}, "outputs": {}}
+
+def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid: str, path: str) -> dict:
+    """nbgrader's sanitize, the sandbox, then the verdicts. Never raises: a failure is this submission's note."""
+    result = {"student": student, "aid": aid, "error": [], "points": {}, "feedback": {}, "notes": {}, "log": None}
+    info = cfg["ids"][aid]
+    log = Path(cfg["out"]) / "logs" / student / f"{aid}.txt"
     try:
         run = api.autograde(aid, student)
-        if not run["success"]:
-            result["error"] = (run.get("error") or "nbgrader autograde failed").strip().splitlines()[-1:]
-        stem = Path(path).stem
-        graded = course / "autograded" / student / aid / f"{stem}.ipynb"
-        if graded.is_file():
-            outputs = report.cell_outputs(nbformat.read(graded, as_version=4))
-            result["outputs"] = {k: (t, dict(e) if e else None) for k, (t, e) in outputs.items()}
-        with Gradebook(coursedir.db_url, settings.COURSE_ID) as gb:
-            nb = gb.find_submission_notebook(stem, aid, student)
-            result["scores"] = {g.name: float(g.score or 0) for g in nb.grades}
+        graded = course / "autograded" / student / aid / Path(path).name
+        if not run["success"] or not graded.is_file():
+            text = (run.get("log") or "") + "\n" + (run.get("error") or "")
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(text, encoding="utf-8")
+            last = (run.get("error") or "nbgrader autograde failed").strip().splitlines()[-1:]
+            result["error"], result["log"] = last, log
+            return result
+        nb = nbformat.read(graded, as_version=4)
+        seed = _seed(cfg, student, aid)
+        sandboxed = not cfg["unsafe"]
+        with tempfile.TemporaryDirectory(prefix="sub-") as tmp:
+            root = sandbox.ROOT_IN_SANDBOX if sandboxed else tmp
+            todo = runner.units(nb, info["graded"], registry.probes, registry.module, seed, root)
+            env = kernel_env(cfg, root)
+            job = runner.job(nbformat.writes(nb), Path(path).name, todo, cfg["timeout"], root, env,
+                             cfg["mpl"], max_restarts=8)
+            limits = sandbox.Limits(wall=cfg["timeout"] * (len(todo) + 4) + 120)
+            answer, problem = sandbox.run(job, [sys.executable, "-E", "-s",
+                                                str(sandbox.HARNESS_IN_SANDBOX if sandboxed else sandbox.HARNESS)],
+                                          limits, uid=cfg["uid"] + n if sandboxed else None, env=env,
+                                          read_only=cfg["read_only"])
+        answers = runner.parse_answer(answer or {})
+        lang = settings.split_assignment_id(aid)[1]
+        sources = runner.answer_sources(nb)
+        blobs = (answer or {}).get("results") if isinstance((answer or {}).get("results"), dict) else {}
+        for gid, ex in info["graded"].items():
+            notes = _unit_notes(gid, todo, answers, cfg["timeout"])
+            probe = next((u for u in todo if u["grade_id"] == gid and u["kind"] in ("probe", "in_kernel")), None)
+            if probe is None:
+                points, text = 0.0, ""
+            elif probe["kind"] == "in_kernel":
+                a = answers.get(probe["id"]) or {"status": "", "text": ""}
+                points, text = (ex["max"] if a["status"] == "ok" else 0.0), a["text"]
+                notes.append(("in_kernel", {}))
+            else:
+                results = registry.load(blobs.get(ex["key"])) if blobs.get(ex["key"]) else None
+                if results is None:
+                    results = runner.error_data(answers.get(probe["id"]))
+                if "source" in results:
+                    results["source"] = sources.get(gid, "")
+                fb = registry.verdict(ex["key"], results, seed, lang)
+                points, text = (ex["max"] if fb.ok is True else 0.0), fb.text
+            result["points"][gid], result["feedback"][gid], result["notes"][gid] = points, text, notes
+        extra = [f"sandbox: {problem}"] if problem else []
+        if answer and answer.get("restarts"):
+            extra.append(f"kernel restarted {answer['restarts']} time(s): a cell ignored the interrupt or ended its kernel")
+        if runner.write_log(log, todo, answers, extra):
+            result["log"] = log
+        if problem:
+            result["error"] = [problem]
     except Exception as e:                       # this submission only; the batch goes on
-        result["error"] = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"]
+        import traceback
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        result["error"], result["log"] = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"], log
     return result
+
+
+def _unit_notes(gid: str, todo: list, answers: dict, timeout: int) -> list[tuple]:
+    """(word key, fields) for what went wrong around exercise ``gid`` beyond a wrong answer."""
+    notes = []
+    for unit in todo:
+        if unit["grade_id"] not in (gid, f"{gid}-answer"):
+            continue
+        a = answers.get(unit["id"])
+        if a is None:
+            notes.append(("not_run", {}))
+        elif a["status"] in ("timeout", "stuck"):
+            notes.append(("timeout", {"seconds": timeout}))
+        elif a["status"] == "died":
+            notes.append(("died", {}))
+        elif a["status"] == "error" and unit["kind"] != "in_kernel":
+            err = a["error"] or {}
+            value = err.get("evalue", "").strip().splitlines()
+            text = err.get("ename", "Error") + (f": {value[0][:200]}" if value else "")
+            notes.append(("answer_error" if unit["grade_id"].endswith("-answer") else "error", {"error": text}))
+        if notes:
+            break                                # the first thing that went wrong is the one to read
+    return notes
+
+
+def kernel_env(cfg: dict, root: str) -> dict:
+    home = f"{root}/home"
+    return {"HOME": home, "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8", "TMPDIR": "/tmp" if root.startswith("/sandbox") else root,
+            "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
+            "PYTHONPATH": os.pathsep.join(cfg["pythonpath"]), "PYTHONNOUSERSITE": "1",
+            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_CONFIG_DIR": f"{home}/.jupyter", "JUPYTER_PLATFORM_DIRS": "1",
+            "JUPYTER_DATA_DIR": f"{home}/.local/share/jupyter", "JUPYTER_RUNTIME_DIR": f"{home}/.local/share/jupyter/runtime",
+            "MPLBACKEND": "agg", "MPLCONFIGDIR": f"{home}/.cache/matplotlib", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 
 
 def make_template(aids: list, assignments: Path, where: Path) -> None:
@@ -145,6 +312,8 @@ def make_template(aids: list, assignments: Path, where: Path) -> None:
         shutil.copytree(assignments / "source" / aid, where / "source" / aid)
     settings.generate_assignments(where, aids)
     shutil.rmtree(where / "release", ignore_errors=True)
+    for aid in aids:                      # the released notebook: what restore_metadata compares with
+        shutil.copytree(assignments / "release" / aid, where / "release" / aid)
 
 
 def known_assignments(assignments: Path) -> dict:
@@ -155,12 +324,17 @@ def known_assignments(assignments: Path) -> dict:
         locked = {c.metadata["nbgrader"]["grade_id"]: (c.source, c.metadata["nbgrader"].get("points"),
                                                        c.metadata["nbgrader"]["grade"], True)
                   for c in released.cells if c.metadata.get("nbgrader", {}).get("locked")}
+        exercises = report.exercises(nb)
+        calls = {c.metadata["nbgrader"]["grade_id"]: runner.hidden_call(c.source) for c in nb.cells
+                 if c.metadata.get("nbgrader", {}).get("grade")}
+        graded = {ex["grade_id"]: {"key": calls[ex["grade_id"]][0], "args": calls[ex["grade_id"]][1], "max": ex["max"]}
+                  for ex in exercises if calls.get(ex["grade_id"])}
         ids[nb_path.parent.name] = {"notebook": nb_path.name, "grade_ids": _grade_ids(nb),
-                                    "exercises": report.exercises(nb), "locked": locked}
+                                    "exercises": exercises, "locked": locked, "graded": graded}
     return ids
 
 
-def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
+def rows_for(student, aid, info, result, problem, timeout, unsafe: bool) -> list[dict]:
     stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
     rows = []
     for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
@@ -168,11 +342,21 @@ def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
         if problem:
             notes, points, feedback = [problem], 0.0, ""
         else:
-            notes = report.notes_for(gid, result["outputs"], result["edited"], timeout)
-            points = result["scores"].get(gid, 0.0)
-            feedback = result["outputs"].get(gid, ("", None))[0]
-            if result["error"] or gid not in result["scores"]:      # nbgrader itself failed: say so on every row
+            notes = []
+            touched = set(result["edited"]) | set(result.get("changed", ()))
+            if {gid, f"{gid}-answer"} & touched or touched & set(report.CONTEXT_CELLS):
+                notes.append(("restored", {}))
+            if result.get("note"):
+                notes.append(result["note"])
+            notes += result["notes"].get(gid, [])
+            points = result["points"].get(gid, 0.0)
+            feedback = result["feedback"].get(gid, "")
+            if result["error"] or gid not in result["points"]:      # the grader itself failed: say so on every row
                 notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
+            if result.get("log"):
+                notes.append(("log", {"path": result["log"]}))
+        if unsafe:
+            notes.append(("unsafe", {}))
         rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
                      "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
                      "title": ex["title"]})
@@ -181,11 +365,20 @@ def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("submissions", type=Path)
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
-    ap.add_argument("--assignments", type=Path, default=ROOT / "assignments")
-    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("submissions", type=Path, help="<student>/<assignment>/<notebook>.ipynb")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "grades",
+                    help="where grades.csv, feedback/ and logs/ go (an existing grades.csv is merged)")
+    ap.add_argument("--assignments", type=Path, default=ROOT / "assignments",
+                    help="the built assignments (source/ and release/, from `make assignments`)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     ap.add_argument("--timeout", type=int, default=settings.CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--unsafe", action="store_true",
+                    help="grade WITHOUT the sandbox (each row of grades.csv says so): for a machine without it")
+    ap.add_argument("--force", action="store_true", help="replace an existing grades.csv instead of merging")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="derive every submission's seed from this number (default: a fresh random seed each)")
+    ap.add_argument("--registry", default=REGISTRY, help=argparse.SUPPRESS)        # tests: a checker module of their own
+    ap.add_argument("--registry-path", type=Path, action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     settings.use_venv_tools()
     if not args.submissions.is_dir():
@@ -196,58 +389,104 @@ def main(argv=None) -> int:
     if not ids:
         print(f"grade: no assignments in {args.assignments}/source: run `make assignments`", file=sys.stderr)
         return 2
+    missing = sandbox.why_not() if not args.unsafe else None
+    if missing:
+        print(f"grade: refusing to run student code without the sandbox: {missing}", file=sys.stderr)
+        return 3
+    if args.unsafe:
+        print("grade: WARNING: grading WITHOUT the sandbox (--unsafe): each submission runs as you, with your "
+              "files; every row of grades.csv says so", file=sys.stderr)
+    changes = __import__("tools.assignments.installed", fromlist=["local_changes"]).local_changes()
+    if changes:
+        print(f"grade: note: the package has local changes, graded as they are: {', '.join(changes[:5])}",
+              file=sys.stderr)
+    for path in args.registry_path:
+        sys.path.insert(0, str(path.resolve()))
     jobs, problems, edits = scan(args.submissions, ids)
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
+        from . import installed
+        site = installed.install(Path(tmp) / "package")
+        cfg = {"timeout": args.timeout, "unsafe": args.unsafe, "registry": args.registry, "seed": args.seed,
+               "ids": ids, "out": str(args.out.resolve()), "uid": 0, "mpl": installed.matplotlib_cache(Path(tmp)),
+               "pythonpath": [str(site)] + [str(p.resolve()) for p in args.registry_path],
+               "read_only": [sys.prefix, sys.base_prefix, str(site)] + [str(p.resolve()) for p in args.registry_path]}
         template = Path(tmp) / "template"
         make_template(sorted({aid for _, aid, _ in jobs}), args.assignments, template)
-        size = max(1, math.ceil(len(jobs) / (3 * args.jobs)))
-        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        numbered = [(n, *job) for n, job in enumerate(jobs)]
+        size = max(1, math.ceil(len(numbered) / (3 * args.jobs)))
+        chunks = [numbered[i:i + size] for i in range(0, len(numbered), size)]
         with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(chunks)))) as pool:
-            futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{n}", args.timeout)
-                       for n, chunk in enumerate(chunks)]
+            futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{k}", cfg)
+                       for k, chunk in enumerate(chunks)]
             for f, chunk in zip(futures, chunks):
                 try:
                     done = f.result()
                 except Exception as e:            # a worker died (out of memory, killed): its chunk only
-                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}"],
-                             "scores": {}, "outputs": {}} for s, a, _ in chunk]
+                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}: {e}"],
+                             "points": {}, "feedback": {}, "notes": {}, "log": None} for _, s, a, _ in chunk]
                 for r in done:
                     results[(r["student"], r["aid"])] = r
     rows = []
     for student, aid, _ in jobs:
-        results[(student, aid)]["edited"] = sorted(edits[(student, aid)])
-        rows += rows_for(student, aid, ids[aid], results[(student, aid)], None, args.timeout)
+        r = results[(student, aid)]
+        r["edited"], r["note"] = sorted(edits[(student, aid)][0]), edits[(student, aid)][1]
+        if r.get("log"):
+            r["log"] = os.path.relpath(r["log"], args.out.resolve())
+        rows += rows_for(student, aid, ids[aid], r, None, args.timeout, args.unsafe)
     for student, aid, key, fields in problems:
-        rows += rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout)
-    rows.sort(key=lambda r: (r["student"], r["lesson"], r["language"]))
-    write(rows, args.out)
+        rows += rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout, args.unsafe)
+    kept = write(rows, args.out, merge=not args.force)
+    failed = {(s, a) for s, a, *_ in problems} | {k for k, r in results.items() if r["error"]}
     graded = {(r["student"], r["lesson"], r["language"]) for r in rows}
     print(f"graded {len(graded)} submissions of {len({r['student'] for r in rows})} students "
-          f"({len(problems)} with a problem, see note): {args.out / 'grades.csv'}")
+          f"({len(failed)} could not be graded, see note)"
+          + (f"; kept {kept} rows of earlier runs" if kept else "") + f": {args.out / 'grades.csv'}")
     return 0
 
 
-def write(rows: list[dict], out: Path) -> None:
+def _old_rows(path: Path) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+    except FileNotFoundError:
+        return []
+
+
+def write(rows: list[dict], out: Path, merge: bool = True) -> int:
+    """grades.csv (merged with the one there unless ``merge`` is False: the rows of a submission graded
+    now replace its old rows) and the feedback pages. Returns how many old rows were kept."""
     from attnlab.course import LESSONS
 
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+    new = {(r["student"], r["lesson"], r["language"]) for r in rows}
+    old = [r for r in _old_rows(out / "grades.csv") if (r["student"], r["lesson"], r["language"]) not in new] \
+        if merge else []
+    lines = old + [{**{k: r[k] for k in FIELDS if k != "note"},
+                    "note": "; ".join(report.word(k, "en", **fl) for k, fl in r["notes"])} for r in rows]
+    lines.sort(key=lambda r: (r["student"], r["lesson"], r["language"], r["exercise"]))
+    tmp = out / ".grades.csv.new"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()
-        for r in rows:
-            w.writerow({**{k: r[k] for k in FIELDS if k != "note"},
-                        "note": "; ".join(report.word(k, "en", **fl) for k, fl in r["notes"])})
+        w.writerows(lines)
+    os.replace(tmp, out / "grades.csv")
     pages = {}
     for r in rows:
         pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
     for (student, stem, lang), page_rows in pages.items():
-        if not lang:                # not an assignment (a stray file): grades.csv says so, no page
+        if not lang:                # not in an assignment folder: a page that says what to rename
+            fields = dict(page_rows[0]["notes"][0][1])
+            lang = settings.split_assignment_id(fields.get("assignment") or "x_")[1] or None
+            page = out / "feedback" / student / f"{Path(fields.get('found', stem)).parts[-1]}.html"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(report.layout_page(student, lang, page_rows[0]["notes"]), encoding="utf-8")
             continue
         title = LESSONS.get(stem, {}).get(lang, stem)
         page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(report.feedback_page(student, title, lang, page_rows), encoding="utf-8")
+    return len(old)
 
 
 if __name__ == "__main__":
