@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import report, runner, sandbox, settings
+from . import report, runner, sandbox, settings, suspicious
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
@@ -177,11 +177,12 @@ def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict
     settings.use_venv_tools()
     warnings.filterwarnings("ignore", module="nbgrader")     # its SQLAlchemy session warnings: not ours to fix
     course = Path(shutil.copytree(template, workdir))
-    changed = {}
+    changed, looks = {}, {}
     for n, student, aid, path in jobs:
         dest = course / "submitted" / student / aid
         dest.mkdir(parents=True)
         nb = _read(Path(path))
+        looks[(student, aid)] = (suspicious.findings(nb), suspicious.claims(nb, cfg["ids"][aid]["graded"]))
         changed[(student, aid)] = restore_metadata(
             nb, nbformat.read(Path(template) / "release" / aid / Path(path).name, as_version=4))
         nbformat.write(nb, dest / Path(path).name)
@@ -197,6 +198,8 @@ def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict
     for job in jobs:
         done.append(grade_one(api, course, registry, cfg, *job))
         done[-1]["changed"] = sorted(changed[job[1:3]])
+        done[-1]["suspicious"], claimed = looks[job[1:3]]
+        done[-1]["claims"] = sorted(g for g in claimed if not done[-1]["points"].get(g))
     return done
 
 
@@ -344,11 +347,17 @@ def rows_for(student, aid, info, result, problem, timeout, unsafe: bool) -> list
         else:
             notes = []
             touched = set(result["edited"]) | set(result.get("changed", ()))
+            if result.get("note"):                                # the other language's notebook: nothing edited
+                touched = set()
             if {gid, f"{gid}-answer"} & touched or touched & set(report.CONTEXT_CELLS):
                 notes.append(("restored", {}))
             if result.get("note"):
-                notes.append(result["note"])
+                notes.append(tuple(result["note"]))
             notes += result["notes"].get(gid, [])
+            if gid in result.get("claims", ()):
+                notes.append(("claim", {}))
+            if result.get("suspicious"):
+                notes.append(("suspicious", {"what": ", ".join(result["suspicious"][:12])}))
             points = result["points"].get(gid, 0.0)
             feedback = result["feedback"].get(gid, "")
             if result["error"] or gid not in result["points"]:      # the grader itself failed: say so on every row

@@ -9,7 +9,7 @@ from pathlib import Path
 
 WORDS = json.loads((Path(__file__).with_name("words.json")).read_text(encoding="utf-8"))
 CONTEXT_CELLS = ("setup", "language", "context")
-INSTRUCTOR_ONLY = {"in_kernel", "log", "unsafe"}          # notes for grades.csv, not for the student's page
+INSTRUCTOR_ONLY = {"in_kernel", "log", "unsafe", "suspicious", "claim"}          # notes for grades.csv, not for the student's page
 MATH = re.compile(r"\$([^$\n]+)\$")
 
 
