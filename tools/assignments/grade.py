@@ -288,7 +288,7 @@ def _unit_notes(gid: str, todo: list, answers: dict, timeout: int) -> list[tuple
             notes.append(("timeout", {"seconds": timeout}))
         elif a["status"] == "died":
             notes.append(("died", {}))
-        elif a["status"] == "error" and unit["kind"] != "in_kernel":
+        elif a["status"] == "error" and not (unit["kind"] == "in_kernel" and (a["error"] or {}).get("ename") == "AssertionError"):
             err = a["error"] or {}
             value = err.get("evalue", "").strip().splitlines()
             text = err.get("ename", "Error") + (f": {value[0][:200]}" if value else "")
@@ -487,7 +487,7 @@ def write(rows: list[dict], out: Path, merge: bool = True) -> int:
         if not lang:                # not in an assignment folder: a page that says what to rename
             fields = dict(page_rows[0]["notes"][0][1])
             lang = settings.split_assignment_id(fields.get("assignment") or "x_")[1] or None
-            page = out / "feedback" / student / f"{Path(fields.get('found', stem)).parts[-1]}.html"
+            page = out / "feedback" / student / f"{Path(Path(fields.get('found', stem)).parts[-1]).stem}.html"
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(report.layout_page(student, lang, page_rows[0]["notes"]), encoding="utf-8")
             continue
