@@ -48,7 +48,7 @@ test-fast: setup               ## unit tests without the `slow`, `browser` and `
 execute: setup                 ## re-run notebooks and store their outputs (NB=path to pick one)
 	OMP_NUM_THREADS=1 $(BIN)/python tools/execute_notebooks.py $(NB)
 
-sync: setup                    ## write the setup cell (from attnlab/course.py) into every notebook
+sync: setup                    ## write the setup cell (from attnlab/course/__init__.py) into every notebook
 	$(BIN)/python tools/sync_notebooks.py
 
 bench: setup                   ## attention's speed and memory (benchmarks/bench_attention.py)

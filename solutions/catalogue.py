@@ -11,7 +11,7 @@ can run the same entries).
   to ``evaluate`` in this order (``lang=`` is passed by keyword). Absent: ``args == names``. Lessons
   07 and 08 pass the lesson's model: ``args=("my_forward", "model")``, ``("model", "my_head")``;
 * ``context``: source run before the solution, on top of ``BASE`` (``math``, ``torch``, ``nn``,
-  ``F``, ``attnlab``): what the exercise cell needs from the cells above it (``tiny``, ``tr``,
+  ``F``, ``attnlab``): what the exercise cell needs from the cells above it (``reversal``, ``tr``,
   ``model``, ``token_ids``, the capstone's ``MultiHeadAttention``). Absent: ``""``;
 * ``reference``: source defining ``names``, derived from ``solutions/lNN.py`` (the capstone's from
   ``solutions/capstone_steps.py`` and ``solutions/capstone.py``) with inspect (one source of truth):
@@ -590,8 +590,8 @@ _L06 = [
 
 # ============================================================================ lesson 07
 L07 = "07_train_tiny_transformer"
-_TINY = "from attnlab import tiny\n"
-_TINY_MODEL = _TINY + "model = tiny.load_pretrained()\n"
+_TINY = "from attnlab import reversal\n"
+_TINY_MODEL = _TINY + "model = reversal.load_pretrained()\n"
 _FORWARD = _src(l07.forward, alias={"my_forward": "forward"}, prefix="from attnlab import causal_mask\n")
 _L07 = [
     dict(key="l07.loss_mask", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_loss_mask", names=("my_loss_mask",),
@@ -602,20 +602,20 @@ _L07 = [
                     return torch.ones_like(inputs, dtype=torch.bool)"""),
              _w("cumsum > 1: never true", "l07.hint.mask_none", """
                 def my_loss_mask(inputs, targets):
-                    return (torch.cumsum(inputs == tiny.SEP, dim=1) > 1) & (targets != tiny.PAD)"""),
+                    return (torch.cumsum(inputs == reversal.SEP, dim=1) > 1) & (targets != reversal.PAD)"""),
              _w("separator searched in targets", "l07.hint.mask_early", """
                 def my_loss_mask(inputs, targets):
-                    return (torch.cumsum(targets == tiny.SEP, dim=1) > 0) & (targets != tiny.PAD)"""),
+                    return (torch.cumsum(targets == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD)"""),
              _w("strictly after the separator", "l07.hint.mask_late", """
                 def my_loss_mask(inputs, targets):
-                    after = torch.cumsum(inputs == tiny.SEP, dim=1) > 0
-                    return after & (inputs != tiny.SEP) & (targets != tiny.PAD)"""),
+                    after = torch.cumsum(inputs == reversal.SEP, dim=1) > 0
+                    return after & (inputs != reversal.SEP) & (targets != reversal.PAD)"""),
              _w("padding targets kept", "l07.hint.mask_padding", """
                 def my_loss_mask(inputs, targets):
-                    return torch.cumsum(inputs == tiny.SEP, dim=1) > 0"""),
+                    return torch.cumsum(inputs == reversal.SEP, dim=1) > 0"""),
              _w("inverted", "l07.hint.mask_inverted", """
                 def my_loss_mask(inputs, targets):
-                    return ~((torch.cumsum(inputs == tiny.SEP, dim=1) > 0) & (targets != tiny.PAD))"""),
+                    return ~((torch.cumsum(inputs == reversal.SEP, dim=1) > 0) & (targets != reversal.PAD))"""),
              _w("n = 8 hard-coded", "l07.hint.mask_fixed", """
                 def my_loss_mask(inputs, targets):
                     return (torch.arange(inputs.shape[1]) >= 8).expand_as(inputs)"""),
@@ -648,7 +648,7 @@ _L07 = [
 
 # ============================================================================ lesson 08
 L08 = "08_number_translator"
-_TR = ("from attnlab import numwords, translator as tr\nfrom attnlab.exercises import l08\n"
+_TR = ("from attnlab import translator as tr\nfrom attnlab.translator import numwords\nfrom attnlab.exercises import l08\n"
        'LANG = "vi"\nmodel = tr.load_pretrained(LANG)\n')
 _STEP = _src(l08.attend_step, alias={"my_attend_step": "attend_step"})
 _L08 = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from attnlab import causal_mask, tiny
+from attnlab import causal_mask, reversal
 
 
 def loss_mask(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -17,11 +17,11 @@ def loss_mask(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     unpredictable separator). It stops where the target becomes padding. The source digits are
     random: a loss there cannot go below ln 10 and only adds noise.
     """
-    from_sep = torch.cumsum(inputs == tiny.SEP, dim=1) > 0
-    return from_sep & (targets != tiny.PAD)
+    from_sep = torch.cumsum(inputs == reversal.SEP, dim=1) > 0
+    return from_sep & (targets != reversal.PAD)
 
 
-def forward(model: tiny.TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
+def forward(model: reversal.TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     """The tiny model's forward pass by hand: embed -> positions -> blocks with the causal mask -> norm -> head.
 
     The mask is built here, not taken from the model: without it, position t could read the
@@ -36,12 +36,12 @@ def forward(model: tiny.TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     return model.head(model.norm(x))
 
 
-def reversal_head(model: tiny.TinyTransformer) -> tuple[int, int]:
+def reversal_head(model: reversal.TinyTransformer) -> tuple[int, int]:
     """(layer, head), counted from 1: the head with the most attention on the mirror position.
 
     The answer depends on the trained weights (the device and the CPU can change which of the
     similar heads wins), so it is computed, never hard-coded.
     """
-    mass = tiny.antidiagonal_mass(model)              # (layers, heads)
+    mass = reversal.antidiagonal_mass(model)              # (layers, heads)
     layer, head = divmod(int(mass.argmax()), mass.shape[1])
     return layer + 1, head + 1

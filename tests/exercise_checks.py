@@ -1,5 +1,5 @@
 """Helpers shared by the exercise-checker tests."""
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 
 def graded(check, *args, **kwargs):

@@ -9,8 +9,8 @@ import os
 import pathlib
 import re
 
-from attnlab.glossary import table as glossary_table
-from attnlab.languages import LESSON_DIRS
+from attnlab.course.glossary import table as glossary_table
+from attnlab.course.languages import LESSON_DIRS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The lessons read: this checkout's, or another worktree's (COURSE_LESSONS_ROOT=/path/to/checkout).

@@ -13,11 +13,11 @@ import pytest
 from nbclient import NotebookClient
 
 from attnlab.course import LESSON_DIRS
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # lesson -> how its training cell is recognised (the one code cell that trains the lesson's model)
-TRAINING_CELL = {"07_train_tiny_transformer.ipynb": "tiny.train(model,",
+TRAINING_CELL = {"07_train_tiny_transformer.ipynb": "reversal.train(model,",
                  "08_number_translator.ipynb": "tr.train(model)"}
 OFFER = re.compile(r"`(model = [\w.]+\.load_pretrained\([^`]*\))`")
 

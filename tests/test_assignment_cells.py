@@ -35,7 +35,7 @@ def test_lesson_01_exercises_and_their_unprinted_twins(lang):
 
 
 def test_lessons_07_and_08_load_the_checkpoint_instead_of_training():
-    for stem, line in (("07_train_tiny_transformer", "model = tiny.load_pretrained()"),
+    for stem, line in (("07_train_tiny_transformer", "model = reversal.load_pretrained()"),
                        ("08_number_translator", "model = tr.load_pretrained(LANG)")):
         nb = nbformat.read(ROOT / "lessons_vi" / f"{stem}.ipynb", as_version=4)
         context = read_lesson(nb, stem).context

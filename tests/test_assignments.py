@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attnlab.i18n import CATALOG
+from attnlab.course.i18n import CATALOG
 
 from assignment_submissions import bad_submissions, class_from_catalogue, evaluate_paths, load_catalogue
 from tools.assignments import sandbox

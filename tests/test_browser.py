@@ -822,7 +822,7 @@ def test_voila_opens_ready_for_the_room(request, browser):
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
-        from attnlab.i18n import t
+        from attnlab.course.i18n import t
 
         page.goto(f"{voila_app.url}/?token={voila_app.token}&lang=zh&large=1")
         title = json.loads((ROOT / EXPLORER_NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["title"]

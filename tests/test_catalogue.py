@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.i18n import CATALOG, t
+from attnlab.course.i18n import CATALOG, t
 from solutions import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]

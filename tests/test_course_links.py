@@ -3,7 +3,7 @@ import pathlib
 import re
 
 from attnlab.course import MAP_END, MAP_START, REPO, binder_url, colab_url, course_map
-from attnlab.languages import COURSE_LANGUAGES, lesson_dir
+from attnlab.course.languages import COURSE_LANGUAGES, lesson_dir
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -7,10 +7,11 @@ import re
 import nbformat
 import pytest
 
-from attnlab import course, numwords
-from attnlab.glossary import GLOSSARY
-from attnlab.i18n import missing
-from attnlab.languages import COURSE_LANGUAGES, FALLBACK, HTML_LANG, LANGUAGES, LESSON_DIRS, NAMES, word_separator
+from attnlab import course
+from attnlab.translator import numwords
+from attnlab.course.glossary import GLOSSARY
+from attnlab.course.i18n import missing
+from attnlab.course.languages import COURSE_LANGUAGES, FALLBACK, HTML_LANG, LANGUAGES, LESSON_DIRS, NAMES, word_separator
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "shared" / "attnlab"
@@ -29,11 +30,11 @@ def exercise_modules(nb) -> set[str]:
 
 
 LESSON_STEPS = [   # (a word each step of "Add a lesson" names, in order), checked below one by one
-    "course.py", "lessons_", "setup cell", "exercises/", "messages/", "solutions/", "tests/test_exercises_",
+    "course/__init__.py", "lessons_", "setup cell", "exercises/", "messages/", "solutions/", "tests/test_exercises_",
     "make sync", "execute_notebooks.py",
 ]
 LANGUAGE_STEPS = [
-    "languages.json", "messages/", "glossary.json", "numwords", "course.py", "lessons_", "test_language.py",
+    "languages.json", "messages/", "glossary.json", "numwords", "course/__init__.py", "lessons_", "test_language.py",
     "train_translator_checkpoint.py", "execute_notebooks.py",
 ]
 
@@ -83,4 +84,4 @@ def test_every_course_language_is_in_every_place_of_the_language_checklist():
         assert lang in numwords.LANGUAGES, f"numwords: number words in {lang} (lesson 08)"
         assert (ROOT / LESSON_DIRS[lang] / "README.md").is_file()
         assert re.search(rf'^\s+"{lang}": \[', test_language, re.M), f"tests/test_language.py: typography of {lang}"
-        assert (PACKAGE / "checkpoints" / f"translator_{lang}.pt").is_file(), f"translator checkpoint for {lang}"
+        assert (PACKAGE / "translator" / f"checkpoint_{lang}.pt").is_file(), f"translator checkpoint for {lang}"

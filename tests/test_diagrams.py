@@ -10,9 +10,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from attnlab import diagrams, fonts                      # noqa: E402
+from attnlab.course import fonts                         # noqa: E402
+from attnlab.figures import diagrams                    # noqa: E402
 from attnlab.course import LESSON_DIRS                   # noqa: E402
-from attnlab.i18n import CATALOG                         # noqa: E402
+from attnlab.course.i18n import CATALOG                         # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WHERE = {"02_multi_head_attention.ipynb": "multi_head", "05_transformer_block.ipynb": "transformer_block",

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import attnlab
 from attnlab.exercises import capstone
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 from exercise_checks import graded
 from solutions import capstone as sol
 

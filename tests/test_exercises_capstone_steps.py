@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnlab.exercises import capstone_steps as cs
-from attnlab.i18n import CATALOG, t
+from attnlab.course.i18n import CATALOG, t
 from exercise_checks import assert_hint, graded, todo
 from solutions import capstone as sol_block
 from solutions import capstone_steps as sol

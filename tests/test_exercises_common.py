@@ -18,7 +18,7 @@ def lesson_model(module: str):
     import attnlab
     if module.endswith("l10"):
         return attnlab.poet.load_pretrained("vi")
-    return attnlab.tiny.load_pretrained() if module.endswith("l07") else attnlab.translator.load_pretrained("vi")
+    return attnlab.reversal.load_pretrained() if module.endswith("l07") else attnlab.translator.load_pretrained("vi")
 
 
 # Arguments that are the lesson's context, not the student's answer (as the notebooks pass them).
@@ -58,7 +58,7 @@ def test_checkers_print_and_return_none(module, name, capsys):
 
 # ------------------------------------------------------------------------ who raised the error
 from attnlab.exercises import _common  # noqa: E402
-from attnlab.i18n import t  # noqa: E402
+from attnlab.course.i18n import t  # noqa: E402
 
 
 def _student(fn, *args):

@@ -10,7 +10,7 @@ import torch
 
 import attnlab
 from attnlab.exercises import l01
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 from exercise_checks import graded
 
 from solutions import l01 as solutions

@@ -8,7 +8,7 @@ import torch
 
 import attnlab
 from attnlab.exercises import l02
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 from solutions import l02 as solutions
 

@@ -23,11 +23,11 @@ def _verdict(checker, fn, capsys):
 def _expect_hint(checker, fn, key, capsys):
     result, out = _verdict(checker, fn, capsys)
     assert result is False, out
-    assert attnlab.i18n.CATALOG[key]["en"].split("{")[0] in out, out
+    assert attnlab.course.i18n.CATALOG[key]["en"].split("{")[0] in out, out
     # no other hint of this lesson fired
-    others = [k for k in attnlab.i18n.CATALOG if k.startswith("l03.hint.") and k != key]
+    others = [k for k in attnlab.course.i18n.CATALOG if k.startswith("l03.hint.") and k != key]
     for k in others:
-        prefix = attnlab.i18n.CATALOG[k]["en"].split("{")[0]
+        prefix = attnlab.course.i18n.CATALOG[k]["en"].split("{")[0]
         if len(prefix) > 20:
             assert prefix not in out, (k, out)
 

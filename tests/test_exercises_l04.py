@@ -9,7 +9,7 @@ import torch
 
 import attnlab
 from attnlab.exercises import l04
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 from solutions import l04 as solutions
 

@@ -7,19 +7,19 @@ import warnings
 import pytest
 import torch
 
-from attnlab import causal_mask, decoder_mask, tiny
+from attnlab import causal_mask, decoder_mask, reversal
 from attnlab.exercises import l07
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 from exercise_checks import graded
 
 from solutions import l07 as solutions
 
-SEP, PAD = tiny.SEP, tiny.PAD
+SEP, PAD = reversal.SEP, reversal.PAD
 
 
 @pytest.fixture(scope="module")
 def model():
-    return tiny.load_pretrained()
+    return reversal.load_pretrained()
 
 
 def assert_hint(check, diagnose, key, capsys):
@@ -65,7 +65,7 @@ def test_loss_mask_accepts_solution(capsys):
 
 
 def test_loss_mask_accepts_variants():
-    assert graded(l07.check_loss_mask, tiny.loss_mask) is True
+    assert graded(l07.check_loss_mask, reversal.loss_mask) is True
     # the separator found in targets, then shifted by one: the same positions
     assert graded(l07.check_loss_mask, lambda i, tg: _from_sep(tg) & (tg != SEP) & (tg != PAD)) is True
     assert graded(l07.check_loss_mask, lambda i, tg: (i == SEP).long().cummax(1).values.bool() & (tg != PAD)) is True
@@ -79,9 +79,9 @@ def test_loss_mask_rejects_mistake(fn, key, capsys):
 
 def test_loss_mask_hint_names_a_real_position():
     ok, key, fields = l07._diagnose_loss_mask(lambda i, tg: _from_sep(i) & (i != SEP) & (tg != PAD))
-    ids = tiny.heldout()[:64]
+    ids = reversal.heldout()[:64]
     assert key == "l07.hint.mask_late"
-    assert fields["pos"] == int(tiny.lengths(ids)[fields["b"]])          # the separator of that row
+    assert fields["pos"] == int(reversal.lengths(ids)[fields["b"]])          # the separator of that row
 
 
 def test_loss_mask_not_done(capsys):
@@ -161,10 +161,10 @@ def test_forward_not_done(model, capsys):
 @pytest.fixture(scope="module")
 def heads(model):
     """The (layer, head) pairs, counted from 1, that pass and that fail the threshold."""
-    mass = tiny.antidiagonal_mass(model)
+    mass = reversal.antidiagonal_mass(model)
     L, H = mass.shape
-    good = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] >= tiny.ANTI_DIAGONAL_THRESHOLD]
-    bad = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] < tiny.ANTI_DIAGONAL_THRESHOLD]
+    good = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] >= reversal.ANTI_DIAGONAL_THRESHOLD]
+    bad = [(l + 1, h + 1) for l in range(L) for h in range(H) if mass[l, h] < reversal.ANTI_DIAGONAL_THRESHOLD]
     return mass, good, bad
 
 
@@ -180,7 +180,7 @@ def test_head_accepts_the_computed_answer(model, heads, capsys):
 
 def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
     mass, good, bad = heads
-    weak = [(l, h) for (l, h) in bad if mass[l - 1].max() < tiny.ANTI_DIAGONAL_THRESHOLD]
+    weak = [(l, h) for (l, h) in bad if mass[l - 1].max() < reversal.ANTI_DIAGONAL_THRESHOLD]
     assert weak, "expected a layer with no reversal head (layer 1 of the checkpoint)"
     assert_hint(lambda: graded(l07.check_reversal_head, model, weak[0]),
                 lambda: l07._diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
@@ -189,8 +189,8 @@ def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
 def test_head_recognises_the_shifted_anti_diagonal(model, heads, capsys):
     """A head that looks one column right of the mirror (key 2n - t) gets its own hint."""
     mass, good, bad = heads
-    echo = tiny.attention_mass(model, l07.echo_map)
-    shifted = [(l, h) for (l, h) in bad if echo[l - 1, h - 1] >= tiny.ANTI_DIAGONAL_THRESHOLD]
+    echo = reversal.attention_mass(model, l07.echo_map)
+    shifted = [(l, h) for (l, h) in bad if echo[l - 1, h - 1] >= reversal.ANTI_DIAGONAL_THRESHOLD]
     if not shifted:
         pytest.skip("no shifted head in this checkpoint")
     assert_hint(lambda: graded(l07.check_reversal_head, model, shifted[0]),
@@ -205,9 +205,9 @@ ECHO = [[0.10, 0.10, 0.10, 0.10], [0.05, 0.81, 0.10, 0.05]]
 @pytest.fixture
 def fake_masses(monkeypatch):
     anti, echo = torch.tensor(ANTI), torch.tensor(ECHO)
-    monkeypatch.setattr(tiny, "antidiagonal_mass", lambda model, ids=None: anti)
-    monkeypatch.setattr(tiny, "attention_mass",
-                        lambda model, where=tiny.reversal_map, ids=None: echo if where is l07.echo_map else anti)
+    monkeypatch.setattr(reversal, "antidiagonal_mass", lambda model, ids=None: anti)
+    monkeypatch.setattr(reversal, "attention_mass",
+                        lambda model, where=reversal.reversal_map, ids=None: echo if where is l07.echo_map else anti)
 
 
 @pytest.mark.parametrize("answer, key", [
@@ -269,10 +269,10 @@ def test_checkers_are_silent_otherwise(model):
 
 
 def test_reference_solutions_match_the_package(model):
-    ids = tiny.heldout()[:32]
-    inputs, targets = tiny.split(ids)
-    assert torch.equal(solutions.loss_mask(inputs, targets), tiny.loss_mask(inputs, targets))
+    ids = reversal.heldout()[:32]
+    inputs, targets = reversal.split(ids)
+    assert torch.equal(solutions.loss_mask(inputs, targets), reversal.loss_mask(inputs, targets))
     with torch.no_grad():
         torch.testing.assert_close(solutions.forward(model, inputs), model(inputs)[0])
-    best = tiny.reversal_head(model)
+    best = reversal.reversal_head(model)
     assert solutions.reversal_head(model) == (best.layer, best.head)

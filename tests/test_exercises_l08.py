@@ -9,7 +9,7 @@ import torch
 
 from attnlab import translator as tr
 from attnlab.exercises import l08
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 
 from solutions import l08 as solutions
 
@@ -137,7 +137,7 @@ def test_seven_digits(model, capsys):
 
 
 def test_seven_digits_is_really_wrong():
-    from attnlab import numwords
+    from attnlab.translator import numwords
     for lang in ("vi", "zh"):
         m = tr.load_pretrained(lang)
         assert l08.seven_digit_words(m) != ["một", "triệu"] and len(l08.seven_digit_words(m)) <= 10

@@ -7,7 +7,7 @@ import torch
 
 from attnlab import poet
 from attnlab.exercises import l10
-from attnlab.i18n import t
+from attnlab.course.i18n import t
 from exercise_checks import graded, todo
 
 from solutions import l10 as solutions

@@ -19,8 +19,8 @@ import attnlab
 from attnlab import explorer as ex
 from attnlab.explorer import ALL_HEADS, MASK_TYPES, ExplorerState, InputError, compute, render
 from attnlab.explorer import svg, widgets as wx
-from attnlab.i18n import LANGUAGES, t
-from attnlab.style import MASKED_COLOR
+from attnlab.course.i18n import LANGUAGES, t
+from attnlab.course.style import MASKED_COLOR
 
 cx = importlib.import_module("attnlab.explorer.compute")     # the module (the package's ``compute`` is the function)
 
@@ -205,7 +205,7 @@ def test_svg_cells_labels_masked_colour_and_viewbox(state, panels):
 
 
 def test_svg_masked_colour_is_the_course_colour_everywhere():
-    from attnlab import heatmap_grid
+    from attnlab.figures import heatmap_grid
 
     assert heatmap_grid.CMAP.get_bad()[:3] == pytest.approx(matplotlib.colors.to_rgb(MASKED_COLOR))
     state = ExplorerState(mask="causal", lang="vi")
@@ -913,7 +913,7 @@ def test_poet_model_shows_attention_for_on_a_validation_verse(lang):
     lines = verse.split("\n")[:-1]
     assert verse.endswith("\n") and len(lines) >= 2 and "\n".join(lines) in val     # from the validation text
     assert "\n".join(lines) not in corpus.vocab.decode(corpus.train_ids)
-    assert not attnlab.fonts.unsupported_chars(verse)          # lesson 10's static figure draws it
+    assert not attnlab.course.fonts.unsupported_chars(verse)          # lesson 10's static figure draws it
     if lang == "vi":                                       # a 6-8 couplet: the break and rhyme relations
         assert [len(verse_units) for verse_units in (line.split() for line in lines)] == [6, 8]
     chars, weights = _poet_weights(lang, verse)

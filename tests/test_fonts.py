@@ -15,7 +15,7 @@ from matplotlib import font_manager
 from matplotlib.figure import Figure
 from fontTools.ttLib import TTFont
 
-from attnlab.fonts import (
+from attnlab.course.fonts import (
     CJK_FAMILY,
     FONT_PATH,
     LATIN_FAMILY,
@@ -87,7 +87,7 @@ _ISOLATED = textwrap.dedent(
     manager.ttflist = [e for e in manager.ttflist
                        if mpl_fonts in pathlib.Path(e.fname).resolve().parents]
     if sys.argv[1] == "course":
-        from attnlab.fonts import use_course_fonts
+        from attnlab.course.fonts import use_course_fonts
         use_course_fonts()
     fig = Figure()
     ax = fig.subplots()

@@ -5,7 +5,7 @@ import re
 import pytest
 
 import attnlab  # noqa: F401  (registers every module's messages)
-from attnlab.i18n import CATALOG, COURSE_LANGUAGES, FALLBACK, LANGUAGES, _fields, missing, register, set_language, t
+from attnlab.course.i18n import CATALOG, COURSE_LANGUAGES, FALLBACK, LANGUAGES, _fields, missing, register, set_language, t
 
 
 def test_every_message_has_every_course_language_and_same_fields():

@@ -7,7 +7,7 @@ import torch.nn as nn
 
 from attnlab import DecoderBlock, MultiHeadAttention, TransformerBlock, causal_mask, padding_mask
 from attnlab import translator as tr
-from attnlab.decoding import counting_products
+from attnlab.translator.decoding import counting_products
 
 D, H, FF = 16, 4, 32
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from attnlab.glossary import CORE, GLOSSARY, avoided_terms, notation_slips, table
-from attnlab.languages import COURSE_LANGUAGES
+from attnlab.course.glossary import CORE, GLOSSARY, avoided_terms, notation_slips, table
+from attnlab.course.languages import COURSE_LANGUAGES
 from language_sources import (LESSON_DIR, LESSONS_ROOT, ROOT, all_texts, cjk_soft_breaks, latex_spans, lesson_paths,
                               lesson_texts, literal_delimiters, markdown_sources, prose)
 
@@ -86,7 +86,7 @@ def test_vietnamese_titles():
 @pytest.mark.parametrize("lang", LANGS)
 def test_readme_glossary_table(lang):
     readme = (ROOT / LESSON_DIR[lang] / "README.md").read_text(encoding="utf-8")
-    assert table(lang) in readme, f"{LESSON_DIR[lang]}/README.md: paste attnlab.glossary.table({lang!r})"
+    assert table(lang) in readme, f"{LESSON_DIR[lang]}/README.md: paste attnlab.course.glossary.table({lang!r})"
 
 
 def test_rules_catch_the_typical_slips():

@@ -41,7 +41,7 @@ def test_public_names_and_submodules():
     for name in attnlab.__all__:
         assert getattr(attnlab, name) is not None, name
     assert attnlab.exercises.l05.__name__ == "attnlab.exercises.l05"
-    assert callable(attnlab.tiny.load_pretrained)
+    assert callable(attnlab.reversal.load_pretrained)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         attnlab.nope  # noqa: B018
 

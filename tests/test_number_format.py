@@ -11,8 +11,8 @@ import matplotlib as mpl  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from attnlab.i18n import num, register, t, CATALOG  # noqa: E402
-from attnlab.plotting import localize_ticks, plot_attention, plot_heads  # noqa: E402
+from attnlab.course.i18n import fmt, num, register, t, CATALOG  # noqa: E402
+from attnlab.figures.plotting import localize_ticks, plot_attention, plot_heads  # noqa: E402
 
 
 def test_scientific_notation_follows_the_language():
@@ -25,6 +25,22 @@ def test_scientific_notation_follows_the_language():
         assert t("x.sci", "vi", x=0.0) == "0,00e+00" and t("x.sci", "zh", x=0.0) == "0.00e+00"
     finally:
         CATALOG.pop("x.sci")
+
+
+def test_fmt_formats_a_whole_line_in_the_readers_format():
+    line = "Loss {:.3f} after {:,} steps ({share:.0%}), {x:.1e}; step {}"
+    args = (1.61849, 2000, 7)
+    assert fmt(line, *args, share=0.25, x=1.5e-6, lang="vi") == "Loss 1,618 after 2.000 steps (25%), 1,5e-06; step 7"
+    assert fmt(line, *args, share=0.25, x=1.5e-6, lang="zh") == "Loss 1.618 after 2,000 steps (25%), 1.5e-06; step 7"
+    assert fmt("{:.2f} {:.1f}", torch.tensor(3.14159), torch.tensor([2.0]).sum(), lang="vi") == "3,14 2,0"
+    assert fmt("{} · {!r} · {}", "a.b,c", "x.y", True, lang="vi") == "a.b,c · 'x.y' · True"   # words stay words
+    import attnlab
+    before = attnlab.get_language()
+    try:
+        attnlab.set_language("vi")
+        assert attnlab.fmt("{:,}", 124439808) == "124.439.808"         # the current language by default
+    finally:
+        attnlab.set_language(before)
 
 
 def _labels(axis):
@@ -53,7 +69,7 @@ def test_tick_labels_follow_the_language():
 
 
 def test_heatmap_grid_numbers_follow_the_language():
-    from attnlab.heatmap_grid import heatmap_grid, new_figure
+    from attnlab.figures.heatmap_grid import heatmap_grid, new_figure
     w = torch.full((1, 1, 2, 2), 0.5).numpy()
     fig = new_figure(4, 3, 80)
     heatmap_grid(fig, w, torch.ones(2, 2, dtype=torch.bool).numpy(), ["a", "b"], titles=["h"], xlabel="x",

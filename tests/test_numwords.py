@@ -15,8 +15,8 @@ import random
 
 import pytest
 
-from attnlab import numwords
-from attnlab.numwords import to_words, words
+from attnlab.translator import numwords
+from attnlab.translator.numwords import to_words, words
 
 VI = {
     0: "không", 1: "một", 4: "bốn", 5: "năm", 9: "chín",

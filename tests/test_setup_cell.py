@@ -94,9 +94,9 @@ def test_colab_installs_from_the_repository_and_replaces_nothing(tmp_path):
         google.colab = colab
         sys.modules.update({"google": google, "google.colab": colab})   # what Colab's kernel has
     """) + setup_cell(f"file://{remote}") + textwrap.dedent("""
-        import pathlib, attnlab, attnlab.fonts
+        import pathlib, attnlab, attnlab.course.fonts
         assert "colab-venv" in attnlab.__file__, attnlab.__file__
-        assert attnlab.fonts.FONT_PATH.is_file()
+        assert attnlab.course.fonts.FONT_PATH.is_file()
         print("imported", attnlab.__version__)
     """)
     content = tmp_path / "content"       # Colab's working directory: no ../shared there

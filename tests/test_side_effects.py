@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import attnlab
-from attnlab import tiny, translator
+from attnlab import reversal, translator
 
 
 @pytest.fixture
@@ -47,26 +47,26 @@ def test_plots_leave_rcparams_alone():
 
 
 def test_tiny_restores_threads_and_mode_on_success(two_threads):
-    model = tiny.make_model().train()
-    ids = tiny.heldout()[:20]
-    tiny.accuracy(model, ids)
-    tiny.reverse_digits(model, [1, 2, 3])
-    tiny.attention_weights(model, ids)
+    model = reversal.make_model().train()
+    ids = reversal.heldout()[:20]
+    reversal.accuracy(model, ids)
+    reversal.reverse_digits(model, [1, 2, 3])
+    reversal.attention_weights(model, ids)
     assert torch.get_num_threads() == 2 and model.training
     model.eval()
-    tiny.accuracy(model, ids)
+    reversal.accuracy(model, ids)
     assert not model.training
 
 
 @pytest.mark.parametrize("call", [
-    lambda m: tiny.accuracy(m, tiny.heldout()[:20]),
-    lambda m: tiny.accuracy(m, tiny.heldout()[:20], mode="teacher"),
-    lambda m: tiny.reverse_digits(m, [1, 2, 3]),
-    lambda m: tiny.attention_weights(m, tiny.heldout()[:4]),
+    lambda m: reversal.accuracy(m, reversal.heldout()[:20]),
+    lambda m: reversal.accuracy(m, reversal.heldout()[:20], mode="teacher"),
+    lambda m: reversal.reverse_digits(m, [1, 2, 3]),
+    lambda m: reversal.attention_weights(m, reversal.heldout()[:4]),
 ])
 @pytest.mark.parametrize("training", [True, False])
 def test_tiny_restores_threads_and_mode_when_the_model_raises(two_threads, call, training):
-    model = tiny.make_model().train(training)
+    model = reversal.make_model().train(training)
     broken(model, after=0)
     with pytest.raises(RuntimeError, match="broken on purpose"):
         call(model)
@@ -75,19 +75,19 @@ def test_tiny_restores_threads_and_mode_when_the_model_raises(two_threads, call,
 
 
 def test_train_restores_threads_and_leaves_eval_mode_when_interrupted(two_threads, capsys):
-    model = tiny.make_model()
+    model = reversal.make_model()
     broken(model, after=2)
     with pytest.raises(RuntimeError, match="broken on purpose"):
-        tiny.train(model, steps=5, device="cpu", progress=False)
+        reversal.train(model, steps=5, device="cpu", progress=False)
     assert torch.get_num_threads() == 2 and not model.training
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""                                 # progress=False: no bar at all
 
 
 def test_train_progress_bar_only_when_asked(capsys):
-    tiny.train(tiny.make_model(), steps=3, device="cpu", progress=True)
+    reversal.train(reversal.make_model(), steps=3, device="cpu", progress=True)
     assert "train" in capsys.readouterr().err
-    tiny.train(tiny.make_model(), steps=3, device="cpu", progress=False)
+    reversal.train(reversal.make_model(), steps=3, device="cpu", progress=False)
     assert capsys.readouterr().err == ""
 
 
@@ -189,10 +189,10 @@ def test_evaluation_never_touches_the_process_wide_thread_count(monkeypatch):
     decoding run on the caller's threads, since the setting is process-wide."""
     calls = []
     monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
-    small, tr_model = tiny.make_model(), translator.make_model("zh")
-    tiny.accuracy(small, tiny.heldout()[:8])
-    tiny.reverse_digits(small, [1, 2, 3])
-    tiny.attention_for(small, [1, 2, 3])
+    small, tr_model = reversal.make_model(), translator.make_model("zh")
+    reversal.accuracy(small, reversal.heldout()[:8])
+    reversal.reverse_digits(small, [1, 2, 3])
+    reversal.attention_for(small, [1, 2, 3])
     translator.accuracy(tr_model, [105, 7])
     translator.translate(tr_model, 105)
     translator.attention_maps(tr_model, 105)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlab import numwords
+from attnlab.translator import numwords
 from attnlab import translator as tr
 from attnlab.block import DecoderBlock, TransformerBlock
 

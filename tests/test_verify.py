@@ -1,7 +1,7 @@
 import torch
 
 from attnlab import check_close, check_true
-from attnlab.verify import Verdict
+from attnlab.course.verify import Verdict
 
 
 def test_check_close_prints_stable_pass_line_and_fail_with_difference(capsys):

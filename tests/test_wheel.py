@@ -129,15 +129,15 @@ LOAD_EVERYTHING = r"""
 import json, pathlib, warnings
 import torch
 import attnlab
-from attnlab import fonts, glossary, i18n
+from attnlab.course import fonts, glossary, i18n
 
 root = pathlib.Path(attnlab.__file__).parent
 loaded = {}
 # Checkpoints: each file through torch, then through the lesson's own loader.
-for path in sorted((root / "checkpoints").glob("*.pt")):
+for path in sorted(root.rglob("*.pt")):
     torch.load(path, map_location="cpu", weights_only=False)
-    loaded.setdefault("checkpoints", []).append(path.name)
-attnlab.tiny.load_pretrained()
+    loaded.setdefault("checkpoints", []).append(str(path.relative_to(root)))
+attnlab.reversal.load_pretrained()
 for lang in ("vi", "zh"):
     attnlab.translator.load_pretrained(lang)
 # Fonts: the bundled subset registers with matplotlib and draws Chinese.
@@ -167,7 +167,8 @@ def test_every_checkpoint_font_message_and_corpus_loads(student):
     r = run([str(python), "-W", "error::DeprecationWarning", "-c", LOAD_EVERYTHING], cwd=home, env=clean_env())
     assert r.returncode == 0, r.stderr
     loaded = json.loads(r.stdout)
-    shipped = sorted(p.name for p in (ROOT / "shared" / "attnlab" / "checkpoints").glob("*.pt"))
+    package = ROOT / "shared" / "attnlab"
+    shipped = sorted(str(p.relative_to(package)) for p in package.rglob("*.pt"))
     assert loaded["checkpoints"] == shipped
     assert "Noto Sans SC" in loaded["font"]
     assert loaded["messages"] == len(list((ROOT / "shared" / "attnlab" / "messages").glob("*.json")))
@@ -180,9 +181,9 @@ def offline():
 
 @pytest.fixture(scope="module")
 def course(student):
-    """`python -m attnlab.lessons` run by the student: the notebooks out of the installed package."""
+    """`python -m attnlab.course.copy_lessons` run by the student: the notebooks out of the installed package."""
     python, home = student
-    r = run([str(python), "-m", "attnlab.lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
+    r = run([str(python), "-m", "attnlab.course.copy_lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
     assert r.returncode == 0, r.stdout + r.stderr
     return home / "course", r.stdout
 
@@ -199,7 +200,7 @@ def test_the_installed_package_gives_the_student_every_notebook(course, student)
     python, home = student
     edited = folder / "lessons_vi" / "01_self_attention.ipynb"
     edited.write_bytes(edited.read_bytes() + b"\n")
-    r = run([str(python), "-m", "attnlab.lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
+    r = run([str(python), "-m", "attnlab.course.copy_lessons", "course", "--lang", "en"], cwd=home, env=clean_env())
     assert r.returncode == 0 and "0 files copied" in r.stdout, r.stdout + r.stderr
     assert edited.read_bytes().endswith(b"\n\n")
     edited.write_bytes(edited.read_bytes()[:-1])

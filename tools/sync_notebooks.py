@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 from attnlab.course import (  # noqa: E402
     MAP_END, MAP_START, NOTEBOOK_DIRS, README_END, README_START, SETUP_CELL, course_map, readme_lessons,
 )
-from attnlab.languages import COURSE_LANGUAGES, lesson_dir  # noqa: E402
+from attnlab.course.languages import COURSE_LANGUAGES, lesson_dir  # noqa: E402
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ import time
 import torch
 
 from attnlab import translator as tr
-from attnlab.languages import COURSE_LANGUAGES
+from attnlab.course.languages import COURSE_LANGUAGES
 
 
 def main(argv: list[str]) -> int:

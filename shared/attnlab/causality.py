@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from .block import TransformerBlock
-from .i18n import t
+from .course.i18n import t
 from .masks import causal_mask
 
 

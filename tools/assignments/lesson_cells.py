@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 # Names an exercise needs that the lesson makes by a slow cell (training): the assignment loads
 # the package checkpoint instead, trained with the same recipe (tools/train_*_checkpoint.py).
 CONTEXT = {
-    "07_train_tiny_transformer": "model = tiny.load_pretrained()",
+    "07_train_tiny_transformer": "model = reversal.load_pretrained()",
     "08_number_translator": "model = tr.load_pretrained(LANG)",
     "10_poet_gpt": "model = poet.load_pretrained(LANG)",
 }

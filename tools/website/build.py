@@ -36,7 +36,7 @@ from pygments.util import ClassNotFound
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-from attnlab.languages import COURSE_LANGUAGES as LANGS, HTML_LANG  # noqa: E402  (the one source)
+from attnlab.course.languages import COURSE_LANGUAGES as LANGS, HTML_LANG  # noqa: E402  (the one source)
 FONT_FAMILY = "Noto Sans SC AttnLab"
 FONT_SOURCE = ROOT / "shared" / "attnlab" / "fonts" / "NotoSansSC-AttnLab-Subset.ttf"
 FONT_LICENSE = ROOT / "shared" / "attnlab" / "fonts" / "OFL.txt"
@@ -57,10 +57,12 @@ VI_LETTERS = re.compile(r"[ăâđêôơưĂÂĐÊÔƠƯàáảãạằắẳẵ�
 # ----------------------------------------------------------------------------- course data
 
 def _load_module(name: str):
-    """attnlab.<name> loaded from its file (no torch import); the package import as fallback."""
-    path = ROOT / "shared" / "attnlab" / f"{name}.py"
+    """attnlab.<name> (``course.glossary``) loaded from its file (no torch import); the package import as fallback."""
+    path = ROOT / "shared" / "attnlab" / (name.replace(".", "/") + ".py")
+    if not path.is_file():
+        path = path.with_suffix("") / "__init__.py"
     try:
-        spec = importlib.util.spec_from_file_location(f"_attnlab_site_{name}", path)
+        spec = importlib.util.spec_from_file_location(f"_attnlab_site_{name.replace('.', '_')}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
@@ -555,7 +557,7 @@ def glossary_rows(glossary) -> tuple[list, list]:
 
 def load_glossary():
     """attnlab.glossary (GLOSSARY, AVOID, D2L), loaded from its file without importing torch."""
-    return _load_module("glossary")
+    return _load_module("course.glossary")
 
 
 def build_glossary(site: Site, env: jinja2.Environment) -> None:

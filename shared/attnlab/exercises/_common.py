@@ -20,7 +20,7 @@ from typing import Callable
 
 import torch
 
-from ..i18n import t
+from ..course.i18n import t
 
 
 class NotDone(Exception):

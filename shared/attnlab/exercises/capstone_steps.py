@@ -133,9 +133,9 @@ _BLOCK_NOT_DONE = "capstone_steps.not_done.tiny"     # this cell has no TODO: th
 
 
 def diagnose_in_tiny_model(cls, model=None):
-    from .. import tiny
+    from .. import reversal
 
-    ref = (tiny.load_pretrained() if model is None else model).eval()
+    ref = (reversal.load_pretrained() if model is None else model).eval()
     c = ref.config
     mine = copy.deepcopy(ref)
     probe = _data(1, 4, c.d_model, seed=41)
@@ -156,10 +156,10 @@ def diagnose_in_tiny_model(cls, model=None):
                 raise NotDone(_BLOCK_NOT_DONE, block=Msg("capstone.ex.block")) from None
         blocks.append(_Adapter(student))
     mine.blocks = nn.ModuleList(blocks)
-    held = tiny.heldout()[:64]
+    held = reversal.heldout()[:64]
     with torch.no_grad():
         same = torch.allclose(mine(held[:, :-1])[0], ref(held[:, :-1])[0], atol=1e-4, rtol=1e-4)
-    acc_ref, acc_mine = tiny.accuracy(ref), tiny.accuracy(mine)
+    acc_ref, acc_mine = reversal.accuracy(ref), reversal.accuracy(mine)
     fields = {"mine": 100 * acc_mine, "ref": 100 * acc_ref}
     if not same or abs(acc_mine - acc_ref) > 0.002:
         return False, "capstone_steps.hint.tiny_differs", fields

@@ -21,7 +21,7 @@ import numbers
 
 import torch
 
-from .. import tiny
+from .. import reversal
 from ..masks import causal_mask
 from ._common import Feedback, NotDone, call_student, evaluate, printing
 from ._common import shape as _shape
@@ -37,15 +37,15 @@ def _first(mask: torch.Tensor) -> dict:
 def _loss_mask_cases() -> list[torch.Tensor]:
     """Full rows: the lesson's held-out rows, every length 1..8 (no padding at n = 8), a shorter context."""
     return [
-        tiny.heldout()[:64],
-        tiny.make_batch(64, torch.Generator().manual_seed(1), tiny.TinyConfig(min_len=1, max_len=8)),
-        tiny.make_batch(32, torch.Generator().manual_seed(2), tiny.TinyConfig(min_len=2, max_len=5)),
+        reversal.heldout()[:64],
+        reversal.make_batch(64, torch.Generator().manual_seed(1), reversal.TinyConfig(min_len=1, max_len=8)),
+        reversal.make_batch(32, torch.Generator().manual_seed(2), reversal.TinyConfig(min_len=2, max_len=5)),
     ]
 
 
 def _diagnose_loss_mask(fn):
     for ids in _loss_mask_cases():
-        inputs, targets = tiny.split(ids)
+        inputs, targets = reversal.split(ids)
         got = call_student(fn, inputs.clone(), targets.clone())
         if not isinstance(got, torch.Tensor):
             return False, "l07.hint.not_tensor", {"got": type(got).__name__}
@@ -56,10 +56,10 @@ def _diagnose_loss_mask(fn):
             return False, key, {"got": _shape(got.shape), "expected": _shape((B, T))}
         if got.dtype != torch.bool:
             return False, "l07.hint.mask_dtype", {"got": str(got.dtype)}
-        want = tiny.loss_mask(inputs, targets)
+        want = reversal.loss_mask(inputs, targets)
         if torch.equal(got, want):
             continue
-        n = tiny.lengths(ids)[:, None]                       # (B, 1)
+        n = reversal.lengths(ids)[:, None]                       # (B, 1)
         pos = torch.arange(T)[None]                          # (1, T)
         source, sep_pred, first, pad = pos < n - 1, pos == n - 1, pos == n, pos >= 2 * n
         extra, missing = got & ~want, want & ~got
@@ -116,9 +116,9 @@ def _diagnose_forward(fn, model):
     ref.causal = True
     probe = copy.deepcopy(ref)
     probe.causal = False                 # the student's function must bring its own mask
-    inputs, _ = tiny.split(tiny.heldout(ref.config)[:16])
+    inputs, _ = reversal.split(reversal.heldout(ref.config)[:16])
     B, T = inputs.shape
-    real = inputs != tiny.PAD            # compare where there is a real token (padding rows are free)
+    real = inputs != reversal.PAD            # compare where there is a real token (padding rows are free)
     with torch.no_grad():
         try:
             got = call_student(fn, probe, inputs.clone())
@@ -172,7 +172,7 @@ check_forward = printing(evaluate_forward)
 def echo_map(ids: torch.Tensor) -> torch.Tensor:
     """(B, T, T) bool: True at (query t, key 2n - t) for t = n .. 2n - 1: the anti-diagonal shifted one
     column right, where each target query finds the source original of its own input token."""
-    n = tiny.lengths(ids)[:, None, None]
+    n = reversal.lengths(ids)[:, None, None]
     T = ids.shape[1] - 1
     q = torch.arange(T)[None, :, None]
     k = torch.arange(T)[None, None, :]
@@ -187,8 +187,8 @@ def _diagnose_reversal_head(model, answer):
         return False, "l07.hint.head_format", {"got": repr(answer)}
     layer, head = (int(v) for v in answer)
     L, H = model.config.num_layers, model.config.num_heads
-    mass = tiny.antidiagonal_mass(model)                              # (L, H)
-    need = tiny.ANTI_DIAGONAL_THRESHOLD
+    mass = reversal.antidiagonal_mass(model)                              # (L, H)
+    need = reversal.ANTI_DIAGONAL_THRESHOLD
 
     def good(l, h):
         return 1 <= l <= L and 1 <= h <= H and float(mass[l - 1, h - 1]) >= need
@@ -200,7 +200,7 @@ def _diagnose_reversal_head(model, answer):
     pct = round(100 * float(mass[layer - 1, head - 1]))
     if good(layer, head):
         return True, "l07.ok.head", {"layer": layer, "head": head, "pct": pct}
-    if float(tiny.attention_mass(model, echo_map)[layer - 1, head - 1]) >= need:
+    if float(reversal.attention_mass(model, echo_map)[layer - 1, head - 1]) >= need:
         return False, "l07.hint.head_shifted", {"layer": layer, "head": head}
     if float(mass[layer - 1].max()) < need:
         return False, "l07.hint.head_layer", {"layer": layer}

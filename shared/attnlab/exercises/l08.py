@@ -20,10 +20,10 @@ import numbers
 
 import torch
 
-from .. import numwords
+from ..translator import numwords
 from .. import translator as tr
 from ..attention import scaled_dot_product_attention
-from ..i18n import num
+from ..course.i18n import num
 from ._common import Feedback, NotDone, call_student, close, evaluate, printing, shape
 
 CACHE_NUMBERS = [7, 21, 105, 1005, 10010, 99999, 24005, 31415]

@@ -7,7 +7,7 @@ split differently. W_q and W_k are drawn with std 1/sqrt(d_model), so q.k has va
 d_k as in a trained model: scaled by 1/sqrt(d_k) the scores are of order 1, unscaled the
 softmax saturates. No positional encoding: two equal tokens get equal rows where the mask allows.
 
-The trained mode shows the tiny reversal model of lesson 07 (``attnlab.tiny``), the translator
+The trained mode shows the tiny reversal model of lesson 07 (``attnlab.reversal``), the translator
 modes the number translator of lesson 08 (``attnlab.translator``, only where it is installed),
 the poet modes lesson 10's verse GPT (``attnlab.poet``; ``poet_mode``).
 Every mode returns the same ``Result``, so the drawing does not care which model it came from.
@@ -24,14 +24,14 @@ from typing import NamedTuple
 import torch
 
 from ..attention import scaled_dot_product_attention
-from ..fonts import unsupported_chars
-from ..i18n import t
-from ..languages import COURSE_LANGUAGES
+from ..course.fonts import unsupported_chars
+from ..course.i18n import t
+from ..course.languages import COURSE_LANGUAGES
 from ..masks import causal_mask, padding_mask
 from ..multihead import MultiHeadAttention
 from ..text import is_cjk, tokenize
 from ..training import one_cpu_thread
-from .. import tiny
+from .. import reversal
 from .state import (D_MODEL, DIGIT_SEPARATORS, MAX_TOKENS, PAD, SEED, TRAINED_CONFIG, ExplorerState,
                     InputError)
 
@@ -156,9 +156,9 @@ def compute_random(state: ExplorerState) -> Result:
 # ----------------------------------------------------------------------------- the trained reversal model
 
 @functools.lru_cache(maxsize=None)
-def _trained_model() -> tiny.TinyTransformer:
+def _trained_model() -> reversal.TinyTransformer:
     """The tiny reversal model of lesson 07, loaded once, on the CPU, in eval mode."""
-    model = tiny.load_pretrained()
+    model = reversal.load_pretrained()
     c = model.config
     if (c.num_heads, c.num_layers, c.max_len) != (TRAINED_CONFIG.num_heads, TRAINED_CONFIG.num_layers,
                                                    TRAINED_CONFIG.max_len):
@@ -169,7 +169,7 @@ def _trained_model() -> tiny.TinyTransformer:
 @functools.lru_cache(maxsize=512)
 def _trained_attention(digits: tuple[int, ...]) -> tuple[tuple[str, ...], torch.Tensor]:
     """(tokens, weights (layers, H, T, T)) of the trained model for one digit sequence, cached."""
-    tokens, weights = tiny.attention_for(_trained_model(), digits)
+    tokens, weights = reversal.attention_for(_trained_model(), digits)
     return tuple(tokens), torch.stack(weights)
 
 

@@ -12,7 +12,7 @@ import unicodedata
 
 import torch
 
-from ..i18n import t
+from ..course.i18n import t
 from .state import POET_HEADS, POET_LAYERS, ExplorerState, InputError
 
 LINE_SEPARATOR = "/"

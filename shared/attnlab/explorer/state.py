@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..i18n import LANGUAGES
-from .. import tiny
+from ..course.i18n import LANGUAGES
+from .. import reversal
 
 D_MODEL = 64
 HEAD_COUNTS = (1, 2, 4, 8)
@@ -20,7 +20,7 @@ TRANSLATOR_MODELS = ("translator-vi", "translator-zh")
 POET_MODELS = ("poet-vi", "poet-zh")    # lesson 10's verse GPT, one per corpus (attnlab.poet)
 MODELS = ("random", "trained") + TRANSLATOR_MODELS + POET_MODELS
 ATTENTION_KINDS = ("enc_self", "dec_self", "cross")
-TRAINED_CONFIG = tiny.TinyConfig()    # the checkpoint's size (compute checks it against the loaded model)
+TRAINED_CONFIG = reversal.TinyConfig()    # the checkpoint's size (compute checks it against the loaded model)
 DIGIT_SEPARATORS = " \t,，、;"          # allowed between digits ("3 1 4", "3,1,4", "314", "３１４")
 MAX_LAYERS = 16                       # bound for ``layer`` of the translator (its real count is checked later)
 POET_LAYERS, POET_HEADS = 4, 4        # lesson 10's GPT (attnlab.poet.PoetConfig; compute checks the checkpoint)

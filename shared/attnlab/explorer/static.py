@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import torch
 
-from ..fonts import use_course_fonts
-from ..heatmap_grid import heatmap_grid
-from ..i18n import get_language, t
+from ..course.fonts import use_course_fonts
+from ..figures.heatmap_grid import heatmap_grid
+from ..course.i18n import get_language, t
 from .compute import compute, empty_rows, pad_flags
 from .state import D_MODEL, MASK_TYPES, ExplorerState
 

@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..i18n import t
-from ..languages import HTML_LANG
-from ..style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, WEIGHT_CMAP
+from ..course.i18n import t
+from ..course.languages import HTML_LANG
+from ..course.style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, WEIGHT_CMAP
 
 WIDTH = 1000.0                          # viewBox width; everything scales with the output's width
 FONT = {False: 15.0, True: 21.0}        # base font size (viewBox units), normal / large-font mode

@@ -14,7 +14,7 @@ import urllib.parse
 
 import ipywidgets as widgets
 
-from ..i18n import LANGUAGES, get_language, t
+from ..course.i18n import LANGUAGES, get_language, t
 from . import poet_mode, svg
 from .compute import Result, compute, translator_available
 from .page_css import PAGE_CSS

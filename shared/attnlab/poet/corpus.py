@@ -20,7 +20,7 @@ import unicodedata
 
 import torch
 
-from ..i18n import t
+from ..course.i18n import t
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "corpora"
 FILES = {"vi": "truyen_kieu.txt", "zh": "tang_jueju_lushi.txt"}

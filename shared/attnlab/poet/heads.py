@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import torch
 
-from ..fonts import unsupported_chars
+from ..course.fonts import unsupported_chars
 from ..training import eval_mode, one_cpu_thread
 from .corpus import load_corpus
 from .model import PoetConfig

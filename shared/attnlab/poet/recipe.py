@@ -16,7 +16,7 @@ from ..training import cpu_threads, eval_mode, num_parameters, one_cpu_thread, w
 from .corpus import Corpus, load_corpus
 from .model import PoetConfig, PoetGPT, loss_on, make_model
 
-CHECKPOINTS = pathlib.Path(__file__).resolve().parent.parent / "checkpoints"
+CHECKPOINTS = pathlib.Path(__file__).resolve().parent
 SEED = 0
 BATCH_SIZE = 32
 LR = 3e-3
@@ -28,7 +28,7 @@ LIVE_BATCH = {"vi": 16, "zh": 8}
 
 
 def checkpoint_path(lang: str) -> pathlib.Path:
-    return CHECKPOINTS / f"poet_{lang}.pt"
+    return CHECKPOINTS / f"checkpoint_{lang}.pt"
 
 
 def new_model(corpus: Corpus, seed: int = SEED, **sizes) -> PoetGPT:

@@ -16,7 +16,7 @@ import numbers
 
 import torch
 
-from ..i18n import t
+from ..course.i18n import t
 from ..training import cpu_threads, eval_mode
 from .corpus import Vocab
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ..i18n import t
+from ..course.i18n import t
 
 PUNCTUATION = set(",.;:!?…-–—\"'“”‘’()[]«»，。、；：！？")
 TONES = {"\u0300": "huyen", "\u0301": "sac", "\u0303": "nga", "\u0309": "hoi", "\u0323": "nang"}

@@ -5,7 +5,7 @@ it. The labels follow the current language. ``top-k = 0`` in the slider means "o
 """
 from __future__ import annotations
 
-from ..i18n import t
+from ..course.i18n import t
 from .sample import generate
 
 

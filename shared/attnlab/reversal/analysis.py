@@ -1,83 +1,18 @@
-"""A tiny decoder-only Transformer that learns to reverse a sequence of digits (lesson 07).
-
-The task. A sequence of 6 to 8 random digits, a separator, then the same digits reversed::
-
-    3 1 4 1 5 9 | 9 5 1 4 1 3
-
-The model reads left to right under a causal mask and predicts the next token. Before the
-separator the digits are random, so nothing there can be predicted; after it every token is
-determined: the output at step k is the source digit k places before the separator. The digits
-are random, so the only way to find it is by *position*, which is what attention does: the
-query of output position i (i = 0 at the separator) looks at source position n - 1 - i. In the
-block of the attention matrix where the queries are the target positions and the keys the
-source positions, a trained model draws an anti-diagonal.
-
-The layout of one example, the inputs and targets, the loss mask and the held-out split are
-described in ``attnlab.reversal_data``. Right padding needs no padding mask: under the causal
-mask no real token can see the padding that follows it, and the loss skips the padding.
-
-This module is the lesson's one place: its recipe and thresholds, training (``training.fit``),
-evaluation and attention analysis, with the data (``attnlab.reversal_data``) and the model
-(``attnlab.models.tiny``) re-exported. Main entry points: ``make_model``, ``train``, ``accuracy``,
-``antidiagonal_mass``, ``reversal_head``, ``attention_for``, ``load_pretrained``.
-"""
+"""Lesson 07's evaluation and attention analysis: greedy reversal and its accuracy, the maps of
+where a target query should look (the anti-diagonal, the next token), the attention mass on them,
+the reversal head, and one sequence's attention for the explorer."""
 from __future__ import annotations
 
 from typing import Sequence
 
 import torch
-import torch.nn.functional as F
 
-from .analysis import HeadScore, best_head, mass_on  # noqa: F401  (HeadScore: part of this module's API)
-from .models.tiny import CHECKPOINT, TinyConfig, TinyTransformer, load_pretrained, make_model, save_checkpoint  # noqa: F401
-from .reversal_data import (  # noqa: F401  (the lesson's data, gathered here)
-    BATCH_SIZE, HELDOUT_SEED, HELDOUT_SIZE, PAD, SEP, TOKENS, TRAIN_SEED, VOCAB_SIZE, encode, heldout,
-    is_heldout, lengths, loss_mask, make_batch, split, to_text, training_batches,
-)
-from .training import (  # noqa: F401  (num_parameters, default_device: part of this module's API)
-    default_device, device_of, eval_mode, fit, num_parameters, one_cpu_thread, warmup_cosine,
-)
-
-# ----------------------------------------------------------------------------- the recipe
-STEPS = 800
-LR = 5e-3
-WARMUP = 80               # steps of linear warm-up, then a cosine decay to zero
-WEIGHT_DECAY = 0.01
-
-CHEAT_STEPS = 300         # lesson 07 trains a model without the causal mask this long
-
-ACCURACY_THRESHOLD = 0.95         # held-out sequences reversed exactly (greedy decoding)
-ANTI_DIAGONAL_THRESHOLD = 0.5     # attention mass of the best head on the mirror position
+from ..analysis import HeadScore, best_head, mass_on
+from ..training import device_of, eval_mode
+from .data import TOKENS, encode, heldout, lengths, loss_mask, split
+from .model import TinyTransformer
 
 
-# ----------------------------------------------------------------------------- training
-def lr_at(step: int, steps: int = STEPS, lr: float = LR, warmup: int = WARMUP) -> float:
-    """The recipe's learning rate at ``step`` (``training.warmup_cosine`` with its defaults)."""
-    return warmup_cosine(step, steps, lr, warmup)
-
-
-def reversal_loss(model: TinyTransformer, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy on the target positions only (``loss_mask``)."""
-    logits, _ = model(inputs)                                                # (B, T, vocab)
-    mask = loss_mask(inputs, targets)                                        # (B, T)
-    return F.cross_entropy(logits[mask], targets[mask])
-
-
-def train(model: TinyTransformer, steps: int = STEPS, batch_size: int = BATCH_SIZE, lr: float = LR,
-          seed: int = TRAIN_SEED, device=None, progress: bool = True, weight_decay: float = WEIGHT_DECAY,
-          warmup: int = WARMUP, threads: int | None = 1) -> list[float]:
-    """Train ``model`` in place with AdamW on seeded batches; returns the loss of every step.
-
-    ``training.fit`` with the lesson's recipe and ``reversal_loss``: the batches are drawn on the
-    CPU from ``seed`` (``training_batches``), ``device`` defaults to CUDA when present. The model
-    stays on ``device``, in eval mode, also when training is interrupted. ``progress=False``: no
-    progress bar at all. ``threads``: CPU threads for torch during training (None: unchanged).
-    """
-    batches = (split(ids) for ids in training_batches(batch_size, seed, model.config))
-    return fit(model, batches, reversal_loss, steps, lr, warmup, weight_decay, device, progress, threads)
-
-
-# ----------------------------------------------------------------------------- evaluation
 @torch.no_grad()
 def greedy_reverse(model: TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
     """Rows of one length n: feed 's_1..s_n SEP', append the argmax n times; returns (B, n) predictions."""

@@ -1,18 +1,15 @@
-"""Lesson 08's model: a tiny encoder-decoder from the package's blocks, its size and its checkpoints."""
+"""Lesson 08's model: a tiny encoder-decoder from the package's blocks, and its size."""
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 
 import torch
 import torch.nn as nn
 
 from ..block import DecoderBlock, TransformerBlock
 from ..masks import decoder_mask, padding_mask
-from ..number_data import MAX_DIGITS, PAD, SRC_TOKENS, TRAIN_SEED, _check_lang, target_tokens
 from ..positional import PositionalEncoding
-
-CHECKPOINT_DIR = pathlib.Path(__file__).resolve().parent.parent / "checkpoints"
+from .data import MAX_DIGITS, PAD, SRC_TOKENS, TRAIN_SEED, _check_lang, target_tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,26 +114,3 @@ def make_model(lang: str = "vi", seed: int = TRAIN_SEED, config: TranslatorConfi
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return Translator(config)
-
-
-def checkpoint_path(lang: str) -> pathlib.Path:
-    _check_lang(lang)
-    return CHECKPOINT_DIR / f"translator_{lang}.pt"
-
-
-def save_checkpoint(model: Translator, path=None, **extra) -> pathlib.Path:
-    """float16 weights (the file stays small; loaded back as float32) and the config."""
-    path = pathlib.Path(path or checkpoint_path(model.lang))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().half().clone() for k, v in model.state_dict().items()}
-    torch.save({"config": dataclasses.asdict(model.config), "state_dict": state, **extra}, path)
-    return path
-
-
-def load_pretrained(lang: str = "vi", path=None, device=None) -> Translator:
-    """The model of ``lang`` trained by tools/train_translator_checkpoint.py, in eval mode."""
-    _check_lang(lang)
-    ckpt = torch.load(path or checkpoint_path(lang), map_location="cpu", weights_only=True)
-    model = Translator(TranslatorConfig(**ckpt["config"]))
-    model.load_state_dict({k: v.float() for k, v in ckpt["state_dict"].items()})
-    return model.to(device or "cpu").eval()

@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
-from .i18n import num
-from .style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, weight_cmap
+from ..course.i18n import num
+from ..course.style import EMPTY_ROW_COLOR, MASKED_COLOR, MUTED_COLOR, TEXT_COLOR, weight_cmap
 
 MAX_LABEL_CHARS = 8
 CMAP = weight_cmap()

@@ -9,10 +9,10 @@ from typing import Sequence
 import torch
 
 from . import numwords
-from .analysis import HeadScore, best_head, mass_on
+from ..analysis import HeadScore, best_head, mass_on
 from .decoding import translate
-from .number_data import BOS, _check_number, alignment_map, encode, encode_source, heldout, shift_right, target_tokens
-from .training import device_of, eval_mode
+from .data import BOS, _check_number, alignment_map, encode, encode_source, heldout, shift_right, target_tokens
+from ..training import device_of, eval_mode
 
 
 @torch.no_grad()

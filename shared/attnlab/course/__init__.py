@@ -93,7 +93,7 @@ def course_map(lang: str, existing: set[str] | None = None) -> str:
     return "\n".join([MAP_START, *rows, MAP_END])
 
 
-README_START, README_END = "<!-- lessons:start (make sync writes this table from attnlab/course.py) -->", "<!-- lessons:end -->"
+README_START, README_END = "<!-- lessons:start (make sync writes this table from attnlab/course/__init__.py) -->", "<!-- lessons:end -->"
 
 
 def readme_lessons() -> str:

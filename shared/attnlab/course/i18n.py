@@ -91,13 +91,15 @@ class _Formatter(string.Formatter):
         self.lang = lang
 
     def format_field(self, value, format_spec):
+        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):   # a 0-d tensor or array: its number
+            value = value.item()
         text = super().format_field(value, format_spec)
         if isinstance(value, numbers.Number) and not isinstance(value, bool):
             text = _localize(text, self.lang)
         return text
 
 
-MESSAGES_DIR = Path(__file__).with_name("messages")
+MESSAGES_DIR = Path(__file__).resolve().parent.parent / "messages"
 
 
 def load_message_files(directory: Path = MESSAGES_DIR) -> list[Path]:
@@ -128,6 +130,17 @@ def t(key: str, lang: str | None = None, **fields) -> str:
         raise KeyError(f"no message {key!r} in the catalog") from None
     lang = _normalize(lang)
     return _Formatter(lang).format(texts.get(lang, texts[FALLBACK]), **fields)
+
+
+def fmt(template: str, *values, lang: str | None = None, **fields) -> str:
+    """``template.format(*values, **fields)`` with every number in the reader's format.
+
+    The lessons' print lines: ``print(attnlab.fmt("Loss {:.3f} after {:,} steps", loss, steps))``
+    prints ``Loss 1,618 after 2.000 steps`` in Vietnamese and ``Loss 1.618 after 2,000 steps`` in
+    Chinese and English (the format specs are Python's own; a 0-d tensor counts as its number).
+    ``lang``: the language (default: the current one).
+    """
+    return _Formatter(_normalize(lang)).format(template, *values, **fields)
 
 
 load_message_files()

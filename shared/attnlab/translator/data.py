@@ -16,7 +16,7 @@ from typing import Sequence
 import torch
 
 from . import numwords
-from .languages import word_separator
+from ..course.languages import word_separator
 
 PAD, BOS, EOS = 0, 1, 2
 SRC_TOKENS = ("_",) + tuple("0123456789")            # source id -> label

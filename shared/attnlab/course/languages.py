@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-_DATA = json.loads(Path(__file__).with_name("data").joinpath("languages.json").read_text(encoding="utf-8"))
+_DATA = json.loads(Path(__file__).resolve().parent.parent.joinpath("data").joinpath("languages.json").read_text(encoding="utf-8"))
 _INFO: dict[str, dict] = _DATA["languages"]
 
 LANGUAGES: tuple[str, ...] = tuple(_INFO)

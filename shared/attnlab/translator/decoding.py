@@ -14,9 +14,9 @@ from typing import NamedTuple, Sequence
 
 import torch
 
-from .multihead import MultiHeadAttention, attend_step  # noqa: F401  (attend_step: the step lesson 08 shows)
-from .number_data import BOS, EOS, PAD, decode_ids, encode, encode_source, heldout
-from .training import device_of, eval_mode
+from ..multihead import MultiHeadAttention, attend_step  # noqa: F401  (attend_step: the step lesson 08 shows)
+from .data import BOS, EOS, PAD, decode_ids, encode, encode_source, heldout
+from ..training import device_of, eval_mode
 
 
 class Generation(NamedTuple):

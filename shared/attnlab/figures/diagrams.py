@@ -17,8 +17,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
-from .fonts import use_course_fonts
-from .i18n import t
+from ..course.fonts import use_course_fonts
+from ..course.i18n import t
 
 NAMES = ("multi_head", "transformer_block", "encoder_decoder", "kv_cache")
 

@@ -1,9 +1,8 @@
 """Lesson 07's model: a tiny decoder-only Transformer (pre-LN blocks of the package) that learns
-to reverse digits (``attnlab.reversal_data``), its size, and its checkpoint."""
+to reverse digits (``attnlab.reversal.data``), and its size."""
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 
 import torch
 import torch.nn as nn
@@ -11,9 +10,7 @@ import torch.nn as nn
 from ..block import TransformerBlock
 from ..masks import causal_mask
 from ..positional import PositionalEncoding
-from ..reversal_data import TRAIN_SEED, VOCAB_SIZE
-
-CHECKPOINT = pathlib.Path(__file__).resolve().parent.parent / "checkpoints" / "tiny_reversal.pt"
+from .data import MAX_LEN, MIN_LEN, TRAIN_SEED, VOCAB_SIZE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,8 +20,8 @@ class TinyConfig:
     num_heads: int = 4
     num_layers: int = 2
     d_ff: int = 128
-    min_len: int = 6
-    max_len: int = 8
+    min_len: int = MIN_LEN
+    max_len: int = MAX_LEN
     vocab_size: int = VOCAB_SIZE
 
     @property
@@ -72,20 +69,3 @@ def make_model(seed: int = TRAIN_SEED, config: TinyConfig | None = None, causal:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyTransformer(config, causal=causal)
-
-
-def save_checkpoint(model: TinyTransformer, path=CHECKPOINT, **extra) -> pathlib.Path:
-    """Save the float32 state_dict and the config (plain types, loadable with weights_only=True)."""
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().float().cpu().clone() for k, v in model.state_dict().items()}
-    torch.save({"config": dataclasses.asdict(model.config), "state_dict": state, **extra}, path)
-    return path
-
-
-def load_pretrained(path=CHECKPOINT, device=None) -> TinyTransformer:
-    """The model trained by tools/train_tiny_checkpoint.py (same seed and recipe as ``train``), in eval mode."""
-    ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    model = TinyTransformer(TinyConfig(**ckpt["config"]))
-    model.load_state_dict(ckpt["state_dict"])
-    return model.to(device or "cpu").eval()

@@ -11,9 +11,9 @@ import matplotlib.ticker as mticker
 import numpy as np
 import torch
 
-from .fonts import use_course_fonts
-from .i18n import _localize, _normalize, num, t
-from .style import weight_cmap
+from ..course.fonts import use_course_fonts
+from ..course.i18n import _localize, _normalize, num, t
+from ..course.style import weight_cmap
 
 
 class _LocalizedScalarFormatter(mticker.ScalarFormatter):

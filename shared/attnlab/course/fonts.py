@@ -20,7 +20,7 @@ __all__ = [
     "unsupported_chars",
 ]
 
-FONT_PATH = pathlib.Path(__file__).resolve().parent / "fonts" / "NotoSansSC-AttnLab-Subset.ttf"
+FONT_PATH = pathlib.Path(__file__).resolve().parent.parent / "fonts" / "NotoSansSC-AttnLab-Subset.ttf"
 CJK_FAMILY = "Noto Sans SC AttnLab"
 LATIN_FAMILY = "DejaVu Sans"
 

@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-_DATA = json.loads(Path(__file__).with_name("data").joinpath("glossary.json").read_text(encoding="utf-8"))
+_DATA = json.loads(Path(__file__).resolve().parent.parent.joinpath("data").joinpath("glossary.json").read_text(encoding="utf-8"))
 
 GLOSSARY: dict[str, dict[str, str]] = _DATA["terms"]
 D2L: dict[str, dict[str, str]] = _DATA["d2l"]

@@ -10,8 +10,8 @@ fills the row up to ``2 * max_len + 1`` tokens)::
 ``targets[:, t] = ids[:, t + 1]``. The loss counts only the positions whose target is a reversed
 digit, t = n .. 2n - 1 (``loss_mask``). Held-out sequences come from their own seed
 (``HELDOUT_SEED``) and the training batches never contain one of them (``training_batches``
-redraws any row that is in the held-out set). The lengths come from a ``TinyConfig``
-(``attnlab.models.tiny``; None: the lesson's).
+redraws any row that is in the held-out set). The lengths come from ``config`` (anything with
+``min_len`` and ``max_len``, such as the model's ``TinyConfig``; None: the lesson's 6 to 8 digits).
 """
 from __future__ import annotations
 
@@ -29,11 +29,12 @@ HELDOUT_SIZE = 1000
 BATCH_SIZE = 32
 
 
-def _config(config):
-    if config is not None:
-        return config
-    from .models.tiny import TinyConfig         # the model's module defines the lesson's sizes
-    return TinyConfig()
+MIN_LEN, MAX_LEN = 6, 8  # the lesson's task: 6 to 8 digits (TinyConfig's defaults)
+
+
+def _sizes(config) -> tuple[int, int]:
+    """``(min_len, max_len)`` of ``config`` (anything with those two fields, e.g. a TinyConfig); None: the lesson's."""
+    return (MIN_LEN, MAX_LEN) if config is None else (int(config.min_len), int(config.max_len))
 
 
 def encode(digits: Sequence[int]) -> list[int]:
@@ -51,12 +52,12 @@ def to_text(ids) -> str:
 
 def make_batch(batch_size: int, generator: torch.Generator, config=None) -> torch.Tensor:
     """(batch_size, 2 * max_len + 1) rows 's_1..s_n SEP s_n..s_1 PAD..', n uniform in min_len..max_len."""
-    c = _config(config)
-    L = 2 * c.max_len + 1
-    n = torch.randint(c.min_len, c.max_len + 1, (batch_size, 1), generator=generator)       # (B, 1)
-    digits = torch.randint(0, 10, (batch_size, c.max_len), generator=generator)             # (B, max_len)
+    min_len, max_len = _sizes(config)
+    L = 2 * max_len + 1
+    n = torch.randint(min_len, max_len + 1, (batch_size, 1), generator=generator)           # (B, 1)
+    digits = torch.randint(0, 10, (batch_size, max_len), generator=generator)               # (B, max_len)
     j = torch.arange(L)[None]                                                               # (1, L)
-    source = torch.where(j < n, j, 2 * n - j).clamp(0, c.max_len - 1)   # which digit goes at index j
+    source = torch.where(j < n, j, 2 * n - j).clamp(0, max_len - 1)     # which digit goes at index j
     ids = digits.gather(1, source)
     ids = torch.where(j == n, SEP, ids)
     return torch.where(j > 2 * n, PAD, ids)                                                 # (B, L)
@@ -70,15 +71,15 @@ def _codes(ids: torch.Tensor) -> torch.Tensor:
     return code
 
 
-_HELDOUT: dict[object, tuple[torch.Tensor, torch.Tensor]] = {}     # config -> (rows, their codes)
+_HELDOUT: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}   # sizes -> (rows, their codes)
 
 
 def _heldout(config=None) -> tuple[torch.Tensor, torch.Tensor]:
-    c = _config(config)
-    if c not in _HELDOUT:
-        rows = make_batch(HELDOUT_SIZE, torch.Generator().manual_seed(HELDOUT_SEED), c)
-        _HELDOUT[c] = rows, _codes(rows)
-    return _HELDOUT[c]
+    sizes = _sizes(config)
+    if sizes not in _HELDOUT:
+        rows = make_batch(HELDOUT_SIZE, torch.Generator().manual_seed(HELDOUT_SEED), config)
+        _HELDOUT[sizes] = rows, _codes(rows)
+    return _HELDOUT[sizes]
 
 
 def heldout(config=None) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The course's notebooks from the installed package, for students who cannot reach GitHub.
 
-    python -m attnlab.lessons [FOLDER] [--lang vi|zh|en]     (default: ./attention-course)
+    python -m attnlab.course.copy_lessons [FOLDER] [--lang vi|zh|en]     (default: ./attention-course)
 
 `pip install attnlab-course` (from PyPI or a university's mirror) installs the notebooks of
 ``course.NOTEBOOK_DIRS`` beside the package (under <prefix>/share/attnlab-course/). This copies
@@ -17,7 +17,7 @@ import pathlib
 import shutil
 import sys
 
-from .course import DISTRIBUTION, NOTEBOOK_DIRS
+from . import DISTRIBUTION, NOTEBOOK_DIRS
 from .i18n import LANGUAGES, t
 
 SHARE = "share/attnlab-course"
@@ -61,7 +61,7 @@ def language_from_environment() -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attnlab.lessons", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m attnlab.course.copy_lessons", description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default="attention-course", type=pathlib.Path)
     parser.add_argument("--lang", choices=LANGUAGES, default=language_from_environment())
     args = parser.parse_args(argv)
