@@ -29,9 +29,11 @@ returns the checker's ``Feedback``; ``namespace(entry)`` builds the namespace be
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import json
+import linecache
 import textwrap
 from pathlib import Path
 
@@ -103,6 +105,19 @@ _L01 = [
                 def my_softmax(x):
                     e = torch.exp(x - x.amax(dim=-1))
                     return e / e.sum(dim=-1, keepdim=True)"""),
+             _w("overwrites its input (review 2026-12-01b, W6)", "ex.changed_input", """
+                def my_softmax(x):
+                    x -= x.amax(dim=-1, keepdim=True)
+                    x.exp_()
+                    x /= x.sum(dim=-1, keepdim=True)
+                    return x"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+                    probs = e / e.sum(dim=-1, keepdim=True)"""),
+             _w("sigmoid, not softmax", "l01.softmax.mismatch", """
+                def my_softmax(x):
+                    return torch.sigmoid(x)"""),
          ]),
     dict(key="l01.attention", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_attention", names=("my_attention",),
          reference=_src(l01.my_attention),
@@ -139,6 +154,35 @@ _L01 = [
                 def my_attention(q, k, v):
                     w = torch.softmax(q @ k.transpose(0, 1) / math.sqrt(q.shape[-1]), dim=-1)
                     return w @ v, w"""),
+             _w("d_k = q.size(1): the last axis only on 2-D inputs", "l01.attn.which_dk", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(1)), dim=-1)
+                    return w @ v, w"""),
+             _w("√d_k hard-coded", "l01.attn.scale_fixed", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(4), dim=-1)
+                    return w @ v, w"""),
+             _w("q scaled in place", "ex.changed_input", """
+                def my_attention(q, k, v):
+                    q /= math.sqrt(q.shape[-1])
+                    w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+                    return w @ v, w"""),
+             _w("the weights before the softmax", "l01.attn.weights_not_softmax", """
+                def my_attention(q, k, v):
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    return torch.softmax(scores, dim=-1) @ v, scores"""),
+             _w("only the output", "l01.attn.return_pair", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v"""),
+             _w("K Qᵀ", "l01.attn.order", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, w"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    out = w @ v"""),
          ]),
     dict(key="l01.dot_std", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_dot_std", names=("dot_std",),
          reference=_src(l01.dot_std),
@@ -158,6 +202,15 @@ _L01 = [
              _w("a list, not a number", "l01.std.number", """
                 def dot_std(d_k, sigma=1.0):
                     return [sigma ** 2 * math.sqrt(d_k)]"""),
+             _w("the variance of one product", "l01.std.one", """
+                def dot_std(d_k, sigma=1.0):
+                    return sigma ** 2"""),
+             _w("twice too large", "l01.std.mismatch", """
+                def dot_std(d_k, sigma=1.0):
+                    return 2 * sigma ** 2 * math.sqrt(d_k)"""),
+             _w("return forgotten", "ex.returned_none", """
+                def dot_std(d_k, sigma=1.0):
+                    std = sigma ** 2 * math.sqrt(d_k)"""),
          ]),
 ]
 
@@ -836,11 +889,38 @@ def namespace(entry: dict) -> dict:
     return ns
 
 
-def run(entry: dict, source: str, lang: str = "en", ns: dict | None = None):
-    """The checker's Feedback for ``source`` (defining ``entry['names']``), executed on a copy of
-    ``ns`` (default: a fresh ``namespace(entry)``)."""
-    ns = dict(namespace(entry) if ns is None else ns)
-    exec(compile(source, f"<{entry['key']} solution>", "exec"), ns)                     # noqa: S102
+def cell(source: str, label: str) -> object:
+    """``source`` compiled as a notebook cell is: under a file name that ``linecache`` knows (as
+    IPython does), so ``inspect.getsource`` finds the source of what it defines (the checkers read
+    the source for forbidden calls)."""
+    filename = f"<{label} {hashlib.sha1(source.encode()).hexdigest()[:12]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return compile(source, filename, "exec")
+
+
+def evaluator(entry: dict):
     module, function = entry["evaluate"].split(":")
-    evaluate = getattr(importlib.import_module(module), function)
-    return evaluate(*(eval(a, ns) for a in entry["args"]), lang=lang)                 # noqa: S307
+    return getattr(importlib.import_module(module), function)
+
+
+def registry_key(entry: dict) -> str:
+    """The entry's key in ``attnlab.exercises.EXERCISES``: ``<module>.<evaluate_x without "evaluate_">``
+    (``l04.causal_mask``), as a grader derives it from the check call."""
+    module, function = entry["evaluate"].split(":")
+    return f"{module.rsplit('.', 1)[1]}.{function.removeprefix('evaluate_')}"
+
+
+def takes_seed(entry: dict) -> bool:
+    """Is the entry's checker split into probe and judge (it takes ``seed=``)?"""
+    return "seed" in inspect.signature(evaluator(entry)).parameters
+
+
+def run(entry: dict, source: str, lang: str = "en", ns: dict | None = None, seed: int | None = None):
+    """The checker's Feedback for ``source`` (defining ``entry['names']``), executed on a copy of
+    ``ns`` (default: a fresh ``namespace(entry)``); ``seed``: the probe's seed (None: a fresh one),
+    for the checkers that take one."""
+    ns = dict(namespace(entry) if ns is None else ns)
+    exec(cell(source, f"{entry['key']} solution"), ns)                                 # noqa: S102
+    evaluate = evaluator(entry)
+    kwargs = {"lang": lang, **({"seed": seed} if seed is not None and takes_seed(entry) else {})}
+    return evaluate(*(eval(a, ns) for a in entry["args"]), **kwargs)                  # noqa: S307

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.course.i18n import CATALOG, t
+from exercise_checks import SEEDS
 from solutions import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +28,13 @@ def lesson_namespace(key: str) -> dict:
     return catalogue.namespace(next(e for e in ENTRIES if e["key"] == key))
 
 
-def feedback(entry: dict, source: str, lang: str = "en"):
-    return catalogue.run(entry, source, lang, ns=lesson_namespace(entry["key"]))
+def feedback(entry: dict, source: str, lang: str = "en", seed: int | None = None):
+    return catalogue.run(entry, source, lang, ns=lesson_namespace(entry["key"]), seed=seed)
+
+
+def seeds(entry: dict):
+    """The probe seeds an entry is run on: several where its checker draws sizes from a seed."""
+    return SEEDS if catalogue.takes_seed(entry) else (None,)
 
 
 def fixed_text(key: str, lang: str = "en") -> str:
@@ -68,15 +74,19 @@ def test_entry_format(entry):
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["key"] for e in ENTRIES])
 def test_reference_passes_and_todo_is_not_done(entry):
-    ok = feedback(entry, entry["reference"])
-    assert ok.ok is True and ok.text.startswith("✅"), ok.text
-    todo = feedback(entry, entry["todo"])
-    assert todo.ok is None and todo.key is None, todo.text
-    assert todo.text == t("ex.not_done", "en", name=t(_name_key(entry), "en"))
+    for seed in seeds(entry):
+        ok = feedback(entry, entry["reference"], seed=seed)
+        assert ok.ok is True and ok.text.startswith("✅"), (seed, ok.text)
+        todo = feedback(entry, entry["todo"], seed=seed)
+        assert todo.ok is None and todo.key is None, todo.text
+        assert todo.text == t("ex.not_done", "en", name=t(_name_key(entry), "en"))
 
 
 def _name_key(entry: dict) -> str:
     """The exercise's display-name key, as its checker passes it to evaluate."""
+    from attnlab.exercises import EXERCISES
+    if entry["key"] in EXERCISES:
+        return EXERCISES[entry["key"]].title
     module, function = entry["evaluate"].split(":")
     source = inspect.getsource(getattr(importlib.import_module(module), function))
     return re.search(r'evaluate\("([a-z0-9_]+\.ex\.[a-z_]+)"', source).group(1)
@@ -84,9 +94,11 @@ def _name_key(entry: dict) -> str:
 
 @pytest.mark.parametrize("entry, wrong", WRONG, ids=[f"{e['key']}:{w['label']}" for e, w in WRONG])
 def test_wrong_solution_gets_its_hint(entry, wrong):
-    got = feedback(entry, wrong["source"])
-    assert (got.ok, got.key) == (False, wrong["hint"]), got.text
-    assert got.text.startswith("❌") and fixed_text(wrong["hint"]) in got.text
+    """On every seed: sizes are drawn per run, so a wrong answer must be caught, and named, on each."""
+    for seed in seeds(entry):
+        got = feedback(entry, wrong["source"], seed=seed)
+        assert (got.ok, got.key) == (False, wrong["hint"]), (seed, got.text)
+        assert got.text.startswith("❌") and fixed_text(wrong["hint"]) in got.text
 
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])

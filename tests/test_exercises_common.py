@@ -67,7 +67,7 @@ def _student(fn, *args):
 
 def test_an_error_in_the_students_code_is_the_students():
     fb = _common.evaluate("l01.ex.softmax", _student(lambda: {}["missing"]), "en")
-    assert fb.ok is False and fb.key is None
+    assert fb.ok is False and fb.key == "ex.error"
     assert fb.text == t("ex.error", "en", error="KeyError", message="'missing'")
 
 

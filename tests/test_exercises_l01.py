@@ -11,13 +11,13 @@ import torch
 import attnlab
 from attnlab.exercises import l01
 from attnlab.course.i18n import t
-from exercise_checks import graded
+from exercise_checks import SEEDS, graded
 
 from solutions import l01 as solutions
 
 
-def verdict(capsys, checker, fn):
-    result = graded(checker, fn)
+def verdict(capsys, checker, fn, seed=None):
+    result = graded(checker, fn, seed=seed)
     return result, capsys.readouterr().out
 
 
@@ -93,14 +93,28 @@ def softmax_todo(x):
     return None
 
 
-def test_softmax_accepts_the_solution(capsys):
-    ok, out = verdict(capsys, l01.check_softmax, solutions.my_softmax)
+def softmax_in_place(x):                       # review 2026-12-01b, W6: the caller's x is destroyed
+    x -= x.amax(dim=-1, keepdim=True)
+    x.exp_()
+    x /= x.sum(dim=-1, keepdim=True)
+    return x
+
+
+def softmax_no_return(x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    probs = e / e.sum(dim=-1, keepdim=True)      # noqa: F841
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_softmax_accepts_the_solution(capsys, seed):
+    ok, out = verdict(capsys, l01.check_softmax, solutions.my_softmax, seed)
     assert ok is True
     assert out.startswith("✅") and hint_of("l01.softmax.ok") in out
 
 
-def test_softmax_accepts_torch_softmax(capsys):
-    ok, _ = verdict(capsys, l01.check_softmax, lambda x: torch.softmax(x, dim=-1))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_softmax_accepts_torch_softmax(capsys, seed):
+    ok, _ = verdict(capsys, l01.check_softmax, lambda x: torch.softmax(x, dim=-1), seed)
     assert ok is True
 
 
@@ -115,15 +129,34 @@ def test_softmax_accepts_torch_softmax(capsys):
     (softmax_max_tuple, "l01.softmax.max_values"),
     (softmax_not_normalised, "l01.softmax.normalize"),
     (softmax_other, "l01.softmax.mismatch"),
+    (softmax_in_place, "ex.changed_input"),
+    (softmax_no_return, "ex.returned_none"),
 ])
-def test_softmax_rejects_typical_mistakes(capsys, fn, key):
-    ok, out = verdict(capsys, l01.check_softmax, fn)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_softmax_rejects_typical_mistakes(capsys, fn, key, seed):
+    ok, out = verdict(capsys, l01.check_softmax, fn, seed)
     assert ok is False
     assert out.startswith("❌")
     if key == "l01.softmax.mismatch":
-        assert hint_of(key, diff=0.0).split("(")[0] in out
+        assert hint_of(key, diff=0.0).split("(")[0] in out and "0.0e+00" not in out
+    elif key == "ex.changed_input":
+        assert hint_of(key, name="x") in out, out
     else:
         assert hint_of(key) in out, out
+
+
+def test_sizes_are_drawn_from_the_seed():
+    """No constant of the lesson can pass: the shapes change from seed to seed (and never touch
+    torch's global generator)."""
+    state = torch.random.get_rng_state()
+    shapes = {tuple(tuple(x.shape) for x in l01._softmax_cases(seed)) for seed in range(20)}
+    attention = {tuple(tuple(q.shape) for _, (q, _, _) in l01._attention_cases(seed)) for seed in range(20)}
+    assert len(shapes) >= 15 and len(attention) >= 15
+    assert torch.equal(torch.random.get_rng_state(), state)
+    for seed in range(20):                                  # the same seed, the same inputs (the judge rebuilds them)
+        assert all(torch.equal(a, b) for a, b in zip(l01._softmax_cases(seed), l01._softmax_cases(seed)))
+        d_ks = [q.shape[-1] for _, (q, _, _) in l01._attention_cases(seed)]
+        assert len(set(d_ks)) == 3                          # no single √d_k fits two cases
 
 
 def test_softmax_square_only_keepdim_mistake(capsys):
@@ -136,10 +169,12 @@ def test_softmax_square_only_keepdim_mistake(capsys):
     assert ok is False and wrong_with(out, "l01.softmax.keepdim"), out
 
 
-def test_softmax_wrong_shape_and_type(capsys):
-    ok, out = verdict(capsys, l01.check_softmax, softmax_reshaped)
-    assert ok is False and wrong_with(out, "l01.softmax.shape", want="(3, 5)", got="(15)"), out
-    ok, out = verdict(capsys, l01.check_softmax, softmax_list)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_softmax_wrong_shape_and_type(capsys, seed):
+    rows, cols = l01._softmax_cases(seed)[0].shape
+    ok, out = verdict(capsys, l01.check_softmax, softmax_reshaped, seed)
+    assert ok is False and wrong_with(out, "l01.softmax.shape", want=f"({rows}, {cols})", got=f"({rows * cols})"), out
+    ok, out = verdict(capsys, l01.check_softmax, softmax_list, seed)
     assert ok is False and wrong_with(out, "l01.softmax.not_tensor", got="list"), out
 
 
@@ -225,14 +260,32 @@ def attn_todo(q, k, v):
     return None
 
 
-def test_attention_accepts_the_solution(capsys):
-    ok, out = verdict(capsys, l01.check_attention, solutions.my_attention)
+def attn_size_1(q, k, v):                      # d_k = q.size(1): right on 2-D inputs only
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(1)), dim=-1)
+    return w @ v, w
+
+
+def attn_fixed_scale(q, k, v):                 # √d_k written as a number
+    w = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
+    return w @ v, w
+
+
+def attn_q_in_place(q, k, v):
+    q /= math.sqrt(q.shape[-1])
+    w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+    return w @ v, w
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_accepts_the_solution(capsys, seed):
+    ok, out = verdict(capsys, l01.check_attention, solutions.my_attention, seed)
     assert ok is True
     assert out.startswith("✅") and hint_of("l01.attn.ok") in out
 
 
-def test_attention_accepts_attnlab(capsys):
-    ok, _ = verdict(capsys, l01.check_attention, attnlab.scaled_dot_product_attention)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_accepts_attnlab(capsys, seed):
+    ok, _ = verdict(capsys, l01.check_attention, attnlab.scaled_dot_product_attention, seed)
     assert ok is True
 
 
@@ -247,19 +300,34 @@ def test_attention_accepts_attnlab(capsys):
     (attn_sqrt_of_dv, "l01.attn.which_dk"),
     (attn_weights_before_softmax, "l01.attn.weights_not_softmax"),
     (attn_only_out, "l01.attn.return_pair"),
+    (attn_size_1, "l01.attn.which_dk"),
 ])
-def test_attention_rejects_typical_mistakes(capsys, fn, key):
-    ok, out = verdict(capsys, l01.check_attention, fn)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_rejects_typical_mistakes(capsys, fn, key, seed):
+    ok, out = verdict(capsys, l01.check_attention, fn, seed)
     assert ok is False
     assert wrong_with(out, key), out
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_fixed_scale_and_changed_input(capsys, seed):
+    graded(l01.check_attention, attn_fixed_scale, seed=seed)
+    out = capsys.readouterr().out
+    feedback = l01.evaluate_attention(attn_fixed_scale, seed=seed)
+    assert (feedback.ok, feedback.key) == (False, "l01.attn.scale_fixed") and out.startswith("❌")
+    d_k = next(q.shape[-1] for _, (q, _, _) in l01._attention_cases(seed) if q.shape[-1] != 4)
+    assert f"divided by 2, but for these inputs d_k = {d_k}" in out, out
+    feedback = l01.evaluate_attention(attn_q_in_place, seed=seed)
+    assert (feedback.ok, feedback.key) == (False, "ex.changed_input") and "tensor q " in feedback.text
+
+
 @pytest.mark.parametrize("fn", [attn_dot_T, attn_transpose_01])
-def test_attention_batched_transpose(capsys, fn):
+@pytest.mark.parametrize("seed", SEEDS)
+def test_attention_batched_transpose(capsys, fn, seed):
     # Right on 2-D matrices; on (B, H, T, d_k) inputs k.T / transpose(0, 1) pick the wrong axes.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)      # torch's deprecation note for .T on 4-D
-        ok, out = verdict(capsys, l01.check_attention, fn)
+        ok, out = verdict(capsys, l01.check_attention, fn, seed)
     assert ok is False
     assert out.startswith("❌") and hint_of("l01.attn.batched", error="X").split("(")[0] in out, out
 
@@ -298,14 +366,22 @@ def test_attention_not_implemented_counts_as_not_done(capsys):
     (lambda d, s=1.0: math.sqrt(d), "l01.std.sigma_missing"),
     (lambda d, s=1.0: s * math.sqrt(d), "l01.std.sigma_once"),
 ])
-def test_dot_std_rejects_typical_mistakes(capsys, fn, key):
-    ok, out = verdict(capsys, l01.check_dot_std, fn)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dot_std_rejects_typical_mistakes(capsys, fn, key, seed):
+    ok, out = verdict(capsys, l01.check_dot_std, fn, seed)
     assert ok is False and wrong_with(out, key), out
 
 
-def test_dot_std_accepts_the_solution(capsys):
-    ok, out = verdict(capsys, l01.check_dot_std, solutions.dot_std)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_dot_std_accepts_the_solution(capsys, seed):
+    ok, out = verdict(capsys, l01.check_dot_std, solutions.dot_std, seed)
     assert ok is True and out.startswith("✅"), out
+
+
+def test_dot_std_keeps_the_default_sigma(capsys):
+    """The exercise cell gives ``sigma=1.0``: one probe calls ``dot_std(d_k)`` alone."""
+    ok, out = verdict(capsys, l01.check_dot_std, lambda d, s=2.0: s ** 2 * math.sqrt(d), 0)
+    assert ok is False and out.startswith("❌")
 
 
 def test_dot_std_accepts_a_tensor_and_a_simulation(capsys):
@@ -322,20 +398,32 @@ def test_dot_std_accepts_a_tensor_and_a_simulation(capsys):
 
 
 def test_dot_std_other_answers(capsys):
-    ok, out = verdict(capsys, l01.check_dot_std, lambda d, s=1.0: 2 * s * s * math.sqrt(d))
-    assert ok is False and out.startswith("❌") and "d_k = 4" in out
+    ok, out = verdict(capsys, l01.check_dot_std, lambda d, s=1.0: 2 * s * s * math.sqrt(d), 3)
+    d_k, sigma = l01._std_cases(3)[0]
+    assert ok is False and out.startswith("❌") and f"for d_k = {d_k}, sigma = {sigma} you return" in out, out
     ok, out = verdict(capsys, l01.check_dot_std, lambda d, s=1.0: "sqrt(d)")
     assert ok is False and wrong_with(out, "l01.std.number", got="str"), out
 
 
-def test_dot_std_not_done(capsys):
+def test_dot_std_not_done_and_no_return(capsys):
     ok, out = verdict(capsys, l01.check_dot_std, lambda d, s=1.0: None)
     assert ok is None and out.startswith("⏳")
 
+    def no_return(d_k, sigma=1.0):
+        std = sigma ** 2 * math.sqrt(d_k)        # noqa: F841
+    ok, out = verdict(capsys, l01.check_dot_std, no_return)
+    assert ok is False and wrong_with(out, "ex.returned_none"), out
 
-def test_measured_std_is_close_to_the_formula():
-    for d_k, sigma in l01._STD_CASES:
-        assert math.isclose(l01._measured_std(d_k, sigma), solutions.dot_std(d_k, sigma), rel_tol=0.02)
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_judges_reference_is_the_measured_std(seed):
+    """The judge's reference (sigma² √d_k) is what 40 000 random (q, k) pairs give, for the drawn cases."""
+    g = torch.Generator().manual_seed(seed)
+    for d_k, sigma in l01._std_cases(seed):
+        sigma = 1.0 if sigma is None else sigma
+        q = torch.randn(40_000, d_k, generator=g, dtype=torch.float64) * sigma
+        k = torch.randn(40_000, d_k, generator=g, dtype=torch.float64) * sigma
+        assert math.isclose(float((q * k).sum(-1).std()), l01._std(d_k, sigma), rel_tol=0.02)
 
 
 # --------------------------------------------------------------------------- languages

@@ -1,35 +1,41 @@
 """Shared machinery of the exercise checkers: run the student's code, word the verdict in the
 current language, never print the solution, never touch the caller's world.
 
-Each exercise has two functions: ``evaluate_x(...) -> Feedback`` (the verdict, printed
-nowhere: for tests and tools) and ``check_x(...)`` (what a notebook calls: prints the
-feedback and returns None, so neither IPython 7 nor 8 echoes a True/False after it).
+Each exercise is split in two (docs/checkers.md):
 
-A checker's ``diagnose()`` returns ``(ok, message key, fields)``; ``evaluate`` words it. A field
-may itself be a message key (``Msg("l06.masks.name.enc")``), translated when worded. Everything
-the student wrote is called through ``call_student``, which marks the exceptions raised inside it:
-``evaluate`` reports those as the student's (with the likely cause where one is known) and any
-other exception as the checker's own failure. Every checker runs on a forked random state,
-seeded the same way each time, and leaves torch's thread count as it found it.
+    probe_x(student..., *, seed) -> dict           # next to the student's code: inputs drawn from
+                                                   # the seed, the student's code called, plain data back
+    judge_x(results, *, seed) -> (ok, key, fields) # pure and trusted: the same inputs from the seed,
+                                                   # the references from the package; never student code
+    evaluate_x(student..., lang=None, *, seed=None) -> Feedback   # both, worded (a fresh seed if None)
+    check_x = printing(evaluate_x)                 # what a notebook calls: prints, returns None
+
+The probe side (``Draw``, ``attempt``, ``call_student``, ``untouched``, ``source_of``) lives in
+``_probe``, the judge side (``judging``, ``Verdict``, ``value_of``, ``forbidden_use``,
+``save_results``/``load_results``) in ``_judge``; both are re-exported here. ``Exercise`` is one
+entry of the registry ``attnlab.exercises.EXERCISES``. ``evaluate`` records each verdict, so that
+``passed(name)`` and ``reveal(name, ...)`` can hold back a cell that would show an answer.
+
+A diagnosis ``(ok, key, fields)`` has ok True (right), False (wrong: ``key`` names the hint) or
+None (not done yet). A field may itself be a message key (``Msg("l06.masks.name.enc")``),
+translated when worded. Every checker runs on a forked random state, seeded the same way each time,
+and leaves torch's thread count as it found it.
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
 from ..course.i18n import t
-
-
-class NotDone(Exception):
-    """The student has not written the exercise yet; ``key``: the message that says what to finish
-    (default ``ex.not_done``: the TODO of this cell), with the exercise's name as ``{name}``."""
-
-    def __init__(self, key: str = "ex.not_done", **fields):
-        super().__init__(key)
-        self.key, self.fields = key, fields
+from ._judge import (Diagnosis, Verdict, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
+                     is_tensor, judging, kind, load_results, number, outcome_of, raises, save_results,
+                     student_error, value_of)
+from ._probe import (Draw, NotDone, ReturnedNone, attempt, call_student, error_data, fresh_seed,  # noqa: F401
+                     mark_student, opaque, raised_by_student, references, seeded, source_of, to_data,
+                     untouched)
 
 
 @dataclass(frozen=True)
@@ -41,14 +47,13 @@ class Feedback:
     ok: bool | None
     text: str
     key: str | None = None
+    seed: int | None = field(default=None, compare=False)
 
 
 class Msg(str):
     """A message field whose value is a message key, translated when the verdict is worded."""
 
 
-Diagnosis = tuple[bool, str, dict]
-_STUDENT = "_attnlab_raised_by_student"
 
 
 # --------------------------------------------------------------------------- comparing tensors
@@ -82,37 +87,7 @@ def seed(n: int) -> None:
     torch.random.default_generator.manual_seed(n)
 
 
-# --------------------------------------------------------------------------- running student code
-def call_student(fn: Callable, *args, **kwargs):
-    """Call the student's function (or class, or module); NotDone if it is missing or returns
-    None/Ellipsis. An exception raised inside is marked as the student's and re-raised."""
-    if fn is None or fn is Ellipsis:
-        raise NotDone
-    try:
-        result = fn(*args, **kwargs)
-    except NotDone:
-        raise
-    except Exception as err:
-        mark_student(err)
-        raise
-    if result is None or result is Ellipsis:
-        raise NotDone
-    return result
-
-
-def mark_student(err: BaseException) -> BaseException:
-    """Mark ``err`` as raised inside the student's code (``evaluate`` then blames the student)."""
-    try:
-        setattr(err, _STUDENT, True)
-    except (AttributeError, TypeError):      # pragma: no cover - exceptions without a __dict__
-        pass
-    return err
-
-
-def raised_by_student(err: BaseException) -> bool:
-    return bool(getattr(err, _STUDENT, False))
-
-
+# --------------------------------------------------------------------------- student errors
 # Where a raw Python error from the student's code has a likely cause: (type, any of these texts, key).
 _CAUSES = (
     (TypeError, ("'tuple' object", "not tuple", "and 'tuple'", "'tuple' and", "concatenate tuple"), "ex.cause.tuple"),
@@ -151,38 +126,141 @@ def wording(key: str, fields: dict, lang: str | None) -> str:
     return t(key, lang, **{k: _word(v, lang) for k, v in fields.items()})
 
 
-def evaluate(name: str, diagnose: Callable[[], Diagnosis], lang: str | None = None, *,
-             discussion: str | None = None) -> Feedback:
-    """Run ``diagnose() -> (ok, key, fields)`` and word the verdict; ``name`` is the exercise's key.
+CAUSE_KEYS = frozenset(key for *_, key in _CAUSES)
+_PASSED: dict[str, bool] = {}            # exercise name key -> did its latest check pass (this kernel)
 
-    ``discussion``: a message key shown after a pass (a short model discussion, with the same
-    fields), for questions that have no single right code.
-    """
-    threads = torch.get_num_threads()
-    try:
-        with torch.random.fork_rng(devices=[]):    # the notebook's random state is never touched
-            seed(0)                                # and the checker's draws never depend on it
-            ok, key, fields = diagnose()
-    except NotDone as err:
-        return Feedback(None, wording(err.key, {"name": Msg(name), **err.fields}, lang))
-    except NotImplementedError:
-        return Feedback(None, t("ex.not_done", lang, name=t(name, lang)))
-    except Exception as err:
-        message = _first_line(err)
-        if not raised_by_student(err):             # a bug of the checker: never the student's fault
-            return Feedback(None, t("ex.checker_error", lang, error=type(err).__name__, message=message))
-        cause = error_cause(err)
-        if cause is None:
-            return Feedback(False, t("ex.error", lang, error=type(err).__name__, message=message))
-        return Feedback(False, t("ex.error_cause", lang, cause=t(cause, lang), error=type(err).__name__,
-                                 message=message), cause)
-    finally:
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
+
+def word(name: str, diagnosis: Diagnosis, lang: str | None = None, *, discussion: str | None = None,
+         seed: int | None = None) -> Feedback:
+    """The Feedback a student reads for ``diagnosis = (ok, key, fields)`` of the exercise ``name``.
+
+    ok None: not done yet (``key``: the message, ``ex.not_done`` by default, with ``{name}``);
+    ``ex.error``: the student's exception, as it is; ``ex.cause.*`` with an ``error`` field: the
+    likely cause of the student's exception first, then the exception; otherwise ✅/❌ and the
+    hint. ``discussion``: a message key shown after a pass, with the same fields."""
+    ok, key, fields = diagnosis
+    if ok is None:
+        return Feedback(None, wording(key or "ex.not_done", {"name": Msg(name), **fields}, lang), None, seed)
+    if key == "ex.error":
+        return Feedback(False, t("ex.error", lang, error=fields.get("error", ""), message=fields.get("message", "")),
+                        key, seed)
+    if key in CAUSE_KEYS and "error" in fields:
+        return Feedback(False, t("ex.error_cause", lang, cause=t(key, lang), error=fields["error"],
+                                 message=fields.get("message", "")), key, seed)
     text = t("ex.correct" if ok else "ex.wrong", lang, detail=wording(key, fields, lang))
     if ok and discussion:
         text += "\n" + t("ex.discussion", lang, text=wording(discussion, fields, lang))
-    return Feedback(bool(ok), text, key)
+    return Feedback(bool(ok), text, key, seed)
+
+
+def evaluate(name: str, diagnose: Callable[[], Diagnosis], lang: str | None = None, *,
+             discussion: str | None = None, seed: int | None = None) -> Feedback:
+    """Run ``diagnose() -> (ok, key, fields)`` and word the verdict; ``name`` is the exercise's key.
+
+    ``diagnose`` runs on a forked random state seeded with 0 (the notebook's random state is never
+    touched, and the checker's draws never depend on it) and torch's thread count is restored.
+    Raised inside it: NotDone (not done), ReturnedNone (a wrong answer: the function returns None),
+    an exception marked as the student's (``call_student``: reported with its likely cause), any
+    other exception (the checker's own failure, never the student's fault). The verdict is
+    recorded for ``passed(name)``. ``seed``: only recorded in the Feedback.
+    """
+    threads = torch.get_num_threads()
+    try:
+        with torch.random.fork_rng(devices=[]):
+            _common_seed(0)
+            diagnosis = diagnose()
+    except NotDone as err:
+        diagnosis = (None, err.key, err.fields)
+    except ReturnedNone:
+        diagnosis = (False, "ex.returned_none", {})
+    except NotImplementedError:
+        diagnosis = (None, "ex.not_done", {})
+    except Exception as err:
+        if not raised_by_student(err):             # a bug of the checker: never the student's fault
+            _PASSED[name] = False
+            return Feedback(None, t("ex.checker_error", lang, error=type(err).__name__, message=_first_line(err)),
+                            None, seed)
+        diagnosis = student_error(error_data(err)).diagnosis
+    finally:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    feedback = word(name, diagnosis, lang, discussion=discussion, seed=seed)
+    _PASSED[name] = feedback.ok is True
+    return feedback
+
+
+# --------------------------------------------------------------------------- the registry
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise, callable by name (``attnlab.exercises.EXERCISES["l01.softmax"]``).
+
+    ``key``: the registry key, ``<module>.<evaluate_x without "evaluate_">`` (``l04.causal_mask``
+    for ``attnlab.exercises.l04.evaluate_causal_mask``: a grader derives it from the check call);
+    ``title``: the message key of its display name (what ``evaluate``
+    and ``passed`` use); ``names``: what the student defines in the notebook (a function, a class,
+    a value); ``args``: what the probe takes, in order, looked up by name in the notebook's
+    namespace (``names`` and the lesson's context, e.g. ``model``); ``probe(*args, seed) -> dict``
+    and ``judge(results, seed) -> Diagnosis``: the two halves; ``discussion``: shown after a pass."""
+
+    key: str
+    title: str
+    names: tuple[str, ...]
+    probe: Callable[..., dict]
+    judge: Callable[..., Diagnosis]
+    args: tuple[str, ...] = ()
+    discussion: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The message key ``evaluate`` takes (the grader's name for ``title``)."""
+        return self.title
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        return self.args or self.names
+
+    def probe_namespace(self, namespace: dict, *, seed: int) -> dict:
+        """The probe on the objects of a notebook's namespace (a missing name: not done)."""
+        return self.probe(*(namespace.get(a) for a in self.arguments), seed=seed)
+
+    def evaluate(self, *objects, lang: str | None = None, seed: int | None = None) -> Feedback:
+        """Probe and judge in this process (a fresh seed per call if None), worded."""
+        s = fresh_seed() if seed is None else int(seed)
+        return evaluate(self.title, lambda: self.judge(self.probe(*objects, seed=s), seed=s), lang,
+                        discussion=self.discussion, seed=s)
+
+    def verdict(self, results: dict, *, seed: int, lang: str | None = None) -> Feedback:
+        """The judge alone on recorded results (the grader's side), worded."""
+        return word(self.title, self.judge(results, seed=seed), lang, discussion=self.discussion, seed=seed)
+
+
+def evaluate_exercise(exercise: Exercise, objects: tuple, lang: str | None = None, seed: int | None = None) -> Feedback:
+    """``exercise.evaluate(*objects, lang=lang, seed=seed)``: what each ``evaluate_x`` returns."""
+    return exercise.evaluate(*objects, lang=lang, seed=seed)
+
+
+def _title(name: str) -> str:
+    from . import EXERCISES
+    return EXERCISES[name].title if name in EXERCISES else name
+
+
+def passed(name: str) -> bool:
+    """Did the latest check of exercise ``name`` (its registry key, ``"l01.softmax"``, or its title
+    key, ``"l01.ex.softmax"``) pass in this kernel?"""
+    return _PASSED.get(_title(name), False)
+
+
+def reveal(name: str, show, lang: str | None = None) -> None:
+    """Show an answer only once the student's own answer to exercise ``name`` passed: ``show`` is
+    a text to print or a function to call (it prints or draws); otherwise print which exercise to
+    finish first. For the cells that would give an exercise's answer away ("which head is it?")."""
+    if not passed(name):
+        print(t("ex.reveal_locked", lang, name=t(_title(name), lang)))
+        return
+    if callable(show):
+        show()
+    else:
+        print(show)
 
 
 def printing(evaluate_fn: Callable[..., Feedback]) -> Callable[..., None]:
@@ -196,3 +274,6 @@ def printing(evaluate_fn: Callable[..., Feedback]) -> Callable[..., None]:
     del check.__wrapped__                      # its signature is not evaluate's return type
     check.evaluate = evaluate_fn
     return check
+
+
+_common_seed = seed

@@ -1,8 +1,9 @@
 """Exercise checkers for lesson 01 (self-attention).
 
-Checkers: ``check_softmax(fn)``, ``check_attention(fn)``, ``check_dot_std(fn)``. Each runs the
-student's function on several inputs, compares it with a reference and recognises the typical
-mistakes (one hint each, never the solution); ``evaluate_*`` returns the verdict unprinted.
+Checkers: ``check_softmax(fn)``, ``check_attention(fn)``, ``check_dot_std(fn)``. Each is a probe
+(``probe_x(fn, *, seed)``: the student's function on inputs whose sizes are drawn from the seed) and
+a judge (``judge_x(results, *, seed)``: the same inputs again, compared with torch and attnlab, the
+typical mistakes recognised, one hint each, never the solution); ``evaluate_x`` words the verdict.
 """
 from __future__ import annotations
 
@@ -11,44 +12,55 @@ import math
 import torch
 
 from ..attention import scaled_dot_product_attention
-from ._common import Feedback, Msg, call_student, evaluate, printing
-from ._common import close as _close, max_diff as _max_diff, shape as _shape, type_name as _type_name
+from ._common import (Draw, Exercise, Feedback, Msg, Verdict, attempt, changed_inputs, evaluate_exercise, is_tensor,
+                      judging, kind, number, printing, raises, value_of)
+from ._common import close as _close, max_diff as _max_diff, shape as _shape
 
 __all__ = ["check_softmax", "evaluate_softmax", "check_attention", "evaluate_attention", "check_dot_std",
-           "evaluate_dot_std"]
+           "evaluate_dot_std", "EXERCISES"]
 
 
-# --------------------------------------------------------------------------- helpers
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+def _stop(outcome: dict) -> bool:
+    """The probe stops at the first call that did not return a value (the judge stops there too)."""
+    return "value" not in outcome or outcome["value"] is None
 
 
 # --------------------------------------------------------------------------- exercise 1: softmax
-def _softmax_cases() -> list[torch.Tensor]:
-    g = _gen(101)
-    return [
-        torch.randn(3, 5, generator=g) * 2,          # 2-D, not square: a missing keepdim fails loudly
-        torch.randn(2, 4, 6, generator=g) * 2,       # 3-D: "the last dimension", not dim=1
-        torch.randn(4, 4, generator=g) * 2,          # square: a missing keepdim fails silently
-        torch.tensor([[1000.0, 999.0, 998.0],        # overflow without the max trick
-                      [3.0, 2.0, 1.0]]),             # underflow with one max for the whole tensor
-    ]
+def _softmax_cases(seed: int) -> list[torch.Tensor]:
+    d = Draw(seed, "l01.softmax")
+    rows, cols = d.sample(range(2, 9), 2)                        # 2-D, not square: a missing keepdim fails loudly
+    a, b, c = d.sample(range(2, 7), 3)                           # 3-D: "the last dimension", not dim=1
+    n = d.int(3, 7)                                              # square: a missing keepdim fails silently
+    width = d.int(4, 8)
+    big = d.uniform(300.0, 1000.0)
+    overflow = torch.cat([big + 2 * d.randn(1, width),          # exp overflows without the max trick
+                          2 * d.randn(2, width)])                # rows far below the global maximum
+    return [2 * d.randn(rows, cols), 2 * d.randn(a, b, c), 2 * d.randn(n, n), overflow, 2 * d.randn(d.int(2, 9))]
 
 
-def _softmax_error_hint(err: Exception) -> tuple[str, dict] | None:
-    msg = str(err)
-    if isinstance(err, TypeError) and "return_types.max" in msg:
-        return ("l01.softmax.max_values", {})
-    if isinstance(err, RuntimeError) and "must match the size of tensor" in msg:
-        return ("l01.softmax.keepdim", {})
+def probe_softmax(fn, *, seed: int) -> dict:
+    """``fn(x)`` on each case (a copy of x: whether ``fn`` changed it is recorded)."""
+    results = {}
+    for i, x in enumerate(_softmax_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, x.clone())
+        if _stop(outcome):
+            break
+    return results
+
+
+def _softmax_error_hint(error: dict):
+    if raises(error, "TypeError") and "return_types.max" in error["message"]:
+        return False, "l01.softmax.max_values", {}
+    if raises(error, "RuntimeError") and "must match the size of tensor" in error["message"]:
+        return False, "l01.softmax.keepdim", {}
     return None
 
 
 def _softmax_problem(x: torch.Tensor, got) -> tuple[str, dict] | None:
     """None if ``got`` is softmax(x, dim=-1); otherwise the hint for the most likely mistake."""
     expected = torch.softmax(x, dim=-1)
-    if not isinstance(got, torch.Tensor):
-        return ("l01.softmax.not_tensor", {"got": _type_name(got)})
+    if not is_tensor(got):
+        return ("l01.softmax.not_tensor", {"got": kind(got)})
     if got.shape != x.shape:
         return ("l01.softmax.shape", {"want": _shape(x), "got": _shape(got)})
     if _close(got, expected, rtol=1e-4, atol=1e-6):
@@ -78,38 +90,60 @@ def _softmax_problem(x: torch.Tensor, got) -> tuple[str, dict] | None:
     return ("l01.softmax.mismatch", {"diff": _max_diff(got, expected)})
 
 
-def evaluate_softmax(fn, lang: str | None = None) -> Feedback:
+@judging
+def judge_softmax(results: dict, *, seed: int):
+    """Every case must be softmax(x, dim=-1), computed on a new tensor (x left as it was)."""
+    for i, x in enumerate(_softmax_cases(seed)):
+        got = value_of(results, f"case{i}", errors=_softmax_error_hint)
+        problem = _softmax_problem(x, got)
+        if problem:
+            return (False, *problem)
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "x"}
+    return True, "l01.softmax.ok", {}
+
+
+SOFTMAX = Exercise("l01.softmax", "l01.ex.softmax", ("my_softmax",), probe_softmax, judge_softmax)
+
+
+def evaluate_softmax(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """Exercise 1: ``fn(x)`` must return the softmax of ``x`` over its last dimension, stable for large scores."""
-    def check():
-        for x in _softmax_cases():
-            try:
-                got = call_student(fn, x.clone())
-            except (TypeError, RuntimeError) as err:
-                hint = _softmax_error_hint(err)
-                if hint is None or isinstance(err, NotImplementedError):
-                    raise
-                return (False, *hint)
-            problem = _softmax_problem(x, got)
-            if problem:
-                return (False, *problem)
-        return True, "l01.softmax.ok", {}
-    return evaluate("l01.ex.softmax", check, lang)
+    return evaluate_exercise(SOFTMAX, (fn,), lang, seed)
 
 check_softmax = printing(evaluate_softmax)
 
 
 # --------------------------------------------------------------------------- exercise 2: attention
-def _attention_cases() -> list[tuple[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]:
-    g = _gen(102)
-    rn = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+def _attention_cases(seed: int) -> list[tuple[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]:
+    d = Draw(seed, "l01.attention")
+    n = d.int(3, 6)
+    # Every size of a case different, none the square of d_k (√ of it would be d_k: an ambiguous
+    # hint), and d_k different in each case, so that no fixed number can stand for √d_k.
+    while True:
+        T, S, d_k, d_v = d.sample(range(2, 10), 4)
+        if d_k * d_k not in (T, S, d_v) and d_k != n:
+            break
+    while True:
+        B, H, bT, bS, b_dk, b_dv = d.sample(range(2, 10), 6)
+        if b_dk * b_dk not in (B, H, bT, bS, b_dv) and b_dk not in (n, d_k):
+            break
     return [
         # T = S = d_k = d_v: every shape fits, so a transposed Q gives wrong values, not an error.
-        ("square", (rn(4, 4), rn(4, 4), rn(4, 4))),
-        # T = 3 queries, S = 5 keys, d_k = 8, d_v = 6: every size different.
-        ("cross", (rn(3, 8), rn(5, 8), rn(5, 6))),
-        # batched (B, H, T, d) inputs.
-        ("batched", (rn(2, 3, 4, 8), rn(2, 3, 5, 8), rn(2, 3, 5, 6))),
+        ("square", (d.randn(n, n), d.randn(n, n), d.randn(n, n))),
+        # T queries, S keys, d_k, d_v: every size different.
+        ("cross", (d.randn(T, d_k), d.randn(S, d_k), d.randn(S, d_v))),
+        # batched (B, H, T, d) inputs, every size different again.
+        ("batched", (d.randn(B, H, bT, b_dk), d.randn(B, H, bS, b_dk), d.randn(B, H, bS, b_dv))),
     ]
+
+
+def probe_attention(fn, *, seed: int) -> dict:
+    results = {}
+    for case, (q, k, v) in _attention_cases(seed):
+        results[case] = outcome = attempt(fn, q.clone(), k.clone(), v.clone())
+        if _stop(outcome):
+            break
+    return results
 
 
 def _attend(scores: torch.Tensor, v: torch.Tensor, dim: int = -1):
@@ -126,7 +160,7 @@ def _attention_variants(q, k, v) -> list[tuple[str, tuple[torch.Tensor, torch.Te
         ("l01.attn.scale_dk", _attend(raw / d_k, v)),
         ("l01.attn.softmax_dim", _attend(raw / math.sqrt(d_k), v, dim=-2)),
     ]
-    for size in {q.shape[-2], k.shape[-2], v.shape[-1]} - {d_k}:
+    for size in sorted((set(q.shape) | set(k.shape) | set(v.shape)) - {d_k}):
         variants.append(("l01.attn.which_dk", _attend(raw / math.sqrt(size), v)))
     for key, scores in (("l01.attn.transpose_q", lambda: q.transpose(-2, -1) @ k),
                         ("l01.attn.order", lambda: k @ q.transpose(-2, -1))):
@@ -137,9 +171,23 @@ def _attention_variants(q, k, v) -> list[tuple[str, tuple[torch.Tensor, torch.Te
     return variants
 
 
+def _fitted_scale(w: torch.Tensor, raw: torch.Tensor) -> float | None:
+    """The number c with w = softmax(raw / c) (least squares on the centred log-weights), or None
+    if no single number fits: how a student's scores were scaled, whatever they divided by."""
+    w, raw = w.detach().double(), raw.double()
+    if w.shape != raw.shape or not torch.isfinite(w).all() or not (w > 0).all():
+        return None
+    log_w = w.log() - w.log().mean(dim=-1, keepdim=True)
+    centred = raw - raw.mean(dim=-1, keepdim=True)
+    denom = float((centred * log_w).sum())
+    if denom <= 0:
+        return None
+    c = float((centred * centred).sum()) / denom
+    return c if _close(torch.softmax(raw / c, dim=-1), w, rtol=1e-3, atol=1e-5) else None
+
+
 def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
-    if not (isinstance(result, (tuple, list)) and len(result) == 2
-            and all(isinstance(r, torch.Tensor) for r in result)):
+    if not (isinstance(result, (tuple, list)) and len(result) == 2 and all(is_tensor(r) for r in result)):
         return ("l01.attn.return_pair", {})
     out, w = result
     ref_out, ref_w = scaled_dot_product_attention(q, k, v)
@@ -152,6 +200,9 @@ def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
         for key, (_, v_w) in _attention_variants(q, k, v):
             if _close(w, v_w):
                 return (key, {})
+        c = _fitted_scale(w, q @ k.transpose(-2, -1))
+        if c is not None:                                          # a fixed number, not √d_k of these inputs
+            return ("l01.attn.scale_fixed", {"c": c, "d_k": q.shape[-1], "want": math.sqrt(q.shape[-1])})
         if _close(out, ref_out):
             return ("l01.attn.weights_not_softmax", {})
         if w.shape != ref_w.shape:
@@ -163,73 +214,104 @@ def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
         return ("l01.attn.out_shape", {"got": _shape(out), "want": _shape(ref_out)})
     if case == "batched":
         return ("l01.attn.batched", {"error": Msg("l01.attn.wrong_values")})
-    return ("l01.attn.mismatch", {"diff": _max_diff(out, ref_out)})
+    return ("l01.attn.mismatch", {"diff": _max_diff(out, ref_out)})       # out differs here (else: returned)
 
 
-def evaluate_attention(fn, lang: str | None = None) -> Feedback:
+@judging
+def judge_attention(results: dict, *, seed: int):
+    for case, (q, k, v) in _attention_cases(seed):
+        def errors(error, case=case):
+            if case == "square" or raises(error, "NotImplementedError"):
+                return None                                        # reported as it is
+            if any(raises(error, e) for e in ("RuntimeError", "ValueError", "TypeError", "IndexError")):
+                return False, "l01.attn.cross" if case == "cross" else "l01.attn.batched", {"error": error["type"]}
+            return None
+        result = value_of(results, case, errors=errors)
+        problem = _attention_problem(case, q, k, v, result)
+        if problem:
+            return (False, *problem)
+        changed = changed_inputs(results, case)
+        if changed:
+            return False, "ex.changed_input", {"name": "qkv"[min(changed[0], 2)]}
+    return True, "l01.attn.ok", {}
+
+
+ATTENTION = Exercise("l01.attention", "l01.ex.attention", ("my_attention",), probe_attention, judge_attention)
+
+
+def evaluate_attention(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """Exercise 2: ``fn(q, k, v)`` must return ``(out, weights)`` like attnlab.scaled_dot_product_attention."""
-    def check():
-        for case, (q, k, v) in _attention_cases():
-            try:
-                result = call_student(fn, q.clone(), k.clone(), v.clone())
-            except (RuntimeError, ValueError, TypeError, IndexError) as err:
-                if isinstance(err, NotImplementedError) or case == "square":
-                    raise                                          # evaluate reports it as it is
-                key = "l01.attn.cross" if case == "cross" else "l01.attn.batched"
-                return False, key, {"error": type(err).__name__}
-            problem = _attention_problem(case, q, k, v, result)
-            if problem:
-                return (False, *problem)
-        return True, "l01.attn.ok", {}
-    return evaluate("l01.ex.attention", check, lang)
+    return evaluate_exercise(ATTENTION, (fn,), lang, seed)
 
 check_attention = printing(evaluate_attention)
 
 
 # --------------------------------------------------------------------------- exercise 3: std of q·k
-_STD_CASES = ((4, 1.0), (64, 1.0), (256, 1.0), (16, 0.5), (64, 2.0), (9, 1.5))
+def _std_cases(seed: int) -> list[tuple[int, float | None]]:
+    """(d_k, sigma) pairs; sigma None: called as fn(d_k), the default sigma = 1.0 of the exercise cell."""
+    d = Draw(seed, "l01.dot_std")
+    d_ks = [d.int(2, 9), d.int(10, 60), d.int(61, 400), d.int(2, 400), d.int(2, 100)]
+    sigmas = [round(d.uniform(0.3, 0.75), 2), round(d.uniform(1.35, 2.5), 2), round(d.uniform(0.3, 0.75), 2),
+              round(d.uniform(1.35, 2.5), 2), None]
+    return list(zip(d_ks, sigmas))
 
 
-def _measured_std(d_k: int, sigma: float, n: int = 20_000, seed: int = 103) -> float:
-    g = _gen(seed)
-    q = torch.randn(n, d_k, generator=g, dtype=torch.float64) * sigma
-    k = torch.randn(n, d_k, generator=g, dtype=torch.float64) * sigma
-    return float((q * k).sum(dim=-1).std())
+def probe_dot_std(fn, *, seed: int) -> dict:
+    results = {}
+    for i, (d_k, sigma) in enumerate(_std_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, d_k) if sigma is None else attempt(fn, d_k, sigma)
+        if _stop(outcome):
+            break
+    return results
 
 
-def evaluate_dot_std(fn, lang: str | None = None) -> Feedback:
-    """Exercise 3: ``fn(d_k, sigma)`` must predict the standard deviation of q·k when every
+def _std(d_k: int, sigma: float) -> float:
+    """The standard deviation of q·k: Var(q_i k_i) = sigma⁴ for each of the d_k independent products."""
+    return sigma ** 2 * math.sqrt(d_k)
+
+
+_STD_MISTAKES = (
+    ("l01.std.variance", lambda d, s: d * s ** 4),
+    ("l01.std.variance", lambda d, s: d * s ** 2),
+    ("l01.std.variance", lambda d, s: float(d)),
+    ("l01.std.scale", lambda d, s: 1 / math.sqrt(d)),
+    ("l01.std.one", lambda d, s: s ** 2),
+    ("l01.std.one", lambda d, s: 1.0),
+    ("l01.std.sigma_missing", lambda d, s: math.sqrt(d)),
+    ("l01.std.sigma_once", lambda d, s: s * math.sqrt(d)),
+)
+
+
+@judging
+def judge_dot_std(results: dict, *, seed: int):
+    cases = [(d_k, 1.0 if sigma is None else sigma) for d_k, sigma in _std_cases(seed)]
+    got = []
+    for i in range(len(cases)):
+        value = value_of(results, f"case{i}")
+        if number(value) is None:
+            raise Verdict(False, "l01.std.number", got=kind(value))
+        got.append(float(number(value)))
+
+    def matches(formula) -> bool:
+        return all(math.isclose(g, formula(d, s), rel_tol=0.03) for g, (d, s) in zip(got, cases))
+
+    for value, (d_k, sigma) in zip(got, cases):
+        if not math.isclose(value, _std(d_k, sigma), rel_tol=0.02):
+            for key, formula in _STD_MISTAKES:
+                if matches(formula):
+                    return False, key, {}
+            return False, "l01.std.mismatch", {"d_k": d_k, "sigma": sigma, "got": value}
+    return True, "l01.std.ok", {}
+
+
+DOT_STD = Exercise("l01.dot_std", "l01.ex.dot_std", ("dot_std",), probe_dot_std, judge_dot_std)
+
+
+def evaluate_dot_std(fn, lang: str | None = None, *, seed: int | None = None) -> Feedback:
+    """Exercise 3: ``fn(d_k, sigma=1.0)`` must predict the standard deviation of q·k when every
     component of q and k is independent with mean 0 and standard deviation sigma."""
-    def check():
-        got = []
-        for d_k, sigma in _STD_CASES:
-            r = call_student(fn, d_k, sigma)
-            try:
-                value = float(r)
-            except (TypeError, ValueError, RuntimeError):
-                return False, "l01.std.number", {"got": _type_name(r)}
-            got.append(value)
-
-        def matches(formula) -> bool:
-            return all(math.isclose(g, formula(d, s), rel_tol=0.03) for g, (d, s) in zip(got, _STD_CASES))
-
-        mistakes = (
-            ("l01.std.variance", lambda d, s: d * s ** 4),
-            ("l01.std.variance", lambda d, s: d * s ** 2),
-            ("l01.std.variance", lambda d, s: float(d)),
-            ("l01.std.scale", lambda d, s: 1 / math.sqrt(d)),
-            ("l01.std.one", lambda d, s: s ** 2),
-            ("l01.std.one", lambda d, s: 1.0),
-            ("l01.std.sigma_missing", lambda d, s: math.sqrt(d)),
-            ("l01.std.sigma_once", lambda d, s: s * math.sqrt(d)),
-        )
-        for value, (d_k, sigma) in zip(got, _STD_CASES):
-            if not math.isclose(value, _measured_std(d_k, sigma), rel_tol=0.03):
-                for key, formula in mistakes:
-                    if matches(formula):
-                        return False, key, {}
-                return False, "l01.std.mismatch", {"d_k": d_k, "sigma": sigma, "got": value}
-        return True, "l01.std.ok", {}
-    return evaluate("l01.ex.dot_std", check, lang)
+    return evaluate_exercise(DOT_STD, (fn,), lang, seed)
 
 check_dot_std = printing(evaluate_dot_std)
+
+EXERCISES = (SOFTMAX, ATTENTION, DOT_STD)
