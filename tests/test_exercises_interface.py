@@ -16,7 +16,7 @@ import torch
 
 import attnlab
 from attnlab.exercises import EXERCISES, _common
-from attnlab.i18n import CATALOG, t
+from attnlab.course.i18n import CATALOG, t
 from solutions import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
