@@ -136,7 +136,7 @@ ATTACKS = {
         import subprocess, sys
         _code = """# {DAEMON_MARK}
         import csv, os, time
-        me, out, deadline = "evil_daemon", None, time.time() + 120
+        me, out, deadline = "evil_daemon", None, time.time() + 1800
         while time.time() < deadline:
             grader = False
             for pid in os.listdir("/proc"):

@@ -28,7 +28,6 @@ from tools.assignments import sandbox  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "assignments"
 RELEASE = ASSIGNMENTS / "release" / AID / "01_self_attention.ipynb"
-FAKE = ROOT / "tests" / "grading_fake"
 TIMEOUT = 10            # seconds per cell (the interrupt-swallowing loop costs this, plus the harness's grace)
 WHY_NOT = sandbox.why_not()
 
@@ -40,22 +39,11 @@ def _need_sandbox():
         pytest.skip(f"no sandbox here: {WHY_NOT}")
 
 
-def registry_args() -> list[str]:
-    """The real registry once it has lesson 01's probes; the stand-in of tests/grading_fake until then."""
-    try:
-        from attnlab.exercises import EXERCISES
-        if {"l01.softmax", "l01.attention", "l01.dot_std"} <= set(EXERCISES):
-            return []
-    except ImportError:
-        pass
-    return ["--registry", "fakeex", "--registry-path", str(FAKE)]
-
-
 def grade(subs: Path, out: Path, home: Path, *extra: str, timeout: int = 900) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]), "OMP_NUM_THREADS": "1",
            "HOME": str(home)}
     return subprocess.run([sys.executable, "-m", "tools.assignments.grade", str(subs), "--out", str(out),
-                           "--assignments", str(ASSIGNMENTS), "--timeout", str(TIMEOUT), *registry_args(), *extra],
+                           "--assignments", str(ASSIGNMENTS), "--timeout", str(TIMEOUT), *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -228,3 +216,35 @@ def test_grade_refuses_without_a_sandbox_unless_unsafe(tmp_path):
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 3, r.stderr
     assert "bubblewrap" in r.stderr and "UNSAFE=1" in r.stderr and not (tmp_path / "g").exists()
+
+
+def test_grading_again_merges_and_unsafe_is_written(tmp_path):
+    """Two runs into one folder: the first run's rows stay; --unsafe is on every row it wrote; a notebook
+    in the wrong folder gets a page that says where it goes; --force starts a new grades.csv."""
+    from assignment_submissions import lesson01_references, put, with_answers
+    _need_sandbox()
+    out, home = tmp_path / "grades", tmp_path / "home"
+    home.mkdir()
+    put(tmp_path / "week1", "an", AID, with_answers(RELEASE, {}))
+    assert grade(tmp_path / "week1", out, home).returncode == 0
+    put(tmp_path / "week2", "binh", AID, with_answers(RELEASE, lesson01_references()))
+    stray = tmp_path / "week2" / "loc.ho" / "01_self_attention" / "01_self_attention.ipynb"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(RELEASE.read_bytes())
+    r = grade(tmp_path / "week2", out, home, "--unsafe")
+    assert r.returncode == 0 and "WITHOUT the sandbox" in r.stderr, r.stderr[-2000:]
+    assert "kept 3 rows of earlier runs" in r.stdout and "(1 could not be graded" in r.stdout, r.stdout
+    rows = read_rows(out)
+    assert [rows[("an", e)]["points"] for e in ("l01.softmax", "l01.attention", "l01.dot_std")] == ["0.0"] * 3
+    assert all("WITHOUT the sandbox" not in rows[("an", e)]["note"] for e in ("l01.softmax", "l01.dot_std"))
+    assert [rows[("binh", e)]["points"] for e in ("l01.softmax", "l01.attention", "l01.dot_std")] == ["1.0"] * 3
+    assert all("graded WITHOUT the sandbox" in rows[("binh", e)]["note"] for e in ("l01.softmax", "l01.dot_std"))
+    want = "loc.ho/01_self_attention_vi/01_self_attention.ipynb"
+    assert want in rows[("loc.ho", "")]["note"]
+    page = (out / "feedback" / "loc.ho" / "01_self_attention.html").read_text(encoding="utf-8")
+    assert 'lang="vi"' in page and want in page and "hãy đổi tên thư mục" in page
+    (tmp_path / "week3" / "loc.ho").mkdir(parents=True)                 # only the stray notebook: no kernel runs
+    (tmp_path / "week3" / "loc.ho" / "01_self_attention.ipynb").write_bytes(RELEASE.read_bytes())
+    r = grade(tmp_path / "week3", out, home, "--unsafe", "--force")
+    assert r.returncode == 0 and "kept" not in r.stdout, r.stdout
+    assert set(read_rows(out)) == {("loc.ho", "")} and not (out / "feedback" / "an").exists()

@@ -214,6 +214,7 @@ def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid:
     result = {"student": student, "aid": aid, "error": [], "points": {}, "feedback": {}, "notes": {}, "log": None}
     info = cfg["ids"][aid]
     log = Path(cfg["out"]) / "logs" / student / f"{aid}.txt"
+    log.unlink(missing_ok=True)                   # an earlier run's tracebacks are not this run's
     try:
         run = api.autograde(aid, student)
         graded = course / "autograded" / student / aid / Path(path).name
@@ -255,8 +256,9 @@ def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid:
                 results = registry.load(blobs.get(ex["key"])) if blobs.get(ex["key"]) else None
                 if results is None:
                     results = runner.error_data(answers.get(probe["id"]))
-                if "source" in results:
-                    results["source"] = sources.get(gid, "")
+                if "source" in results and gid in sources:   # what was handed in, not what the kernel says it ran
+                    results["source"] = sources[gid]
+                    results.pop("references", None)
                 fb = registry.verdict(ex["key"], results, seed, lang)
                 points, text = (ex["max"] if fb.ok is True else 0.0), fb.text
             result["points"][gid], result["feedback"][gid], result["notes"][gid] = points, text, notes
@@ -386,8 +388,6 @@ def main(argv=None) -> int:
     ap.add_argument("--force", action="store_true", help="replace an existing grades.csv instead of merging")
     ap.add_argument("--seed", type=int, default=None,
                     help="derive every submission's seed from this number (default: a fresh random seed each)")
-    ap.add_argument("--registry", default=REGISTRY, help=argparse.SUPPRESS)        # tests: a checker module of their own
-    ap.add_argument("--registry-path", type=Path, action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     settings.use_venv_tools()
     if not args.submissions.is_dir():
@@ -409,17 +409,17 @@ def main(argv=None) -> int:
     if changes:
         print(f"grade: note: the package has local changes, graded as they are: {', '.join(changes[:5])}",
               file=sys.stderr)
-    for path in args.registry_path:
-        sys.path.insert(0, str(path.resolve()))
+    if args.force:                                 # a new grades.csv: no page or log of an earlier run stays
+        for old in ("feedback", "logs"):
+            shutil.rmtree(args.out / old, ignore_errors=True)
     jobs, problems, edits = scan(args.submissions, ids)
     results = {}
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
         from . import installed
-        site = installed.install(Path(tmp) / "package")
-        cfg = {"timeout": args.timeout, "unsafe": args.unsafe, "registry": args.registry, "seed": args.seed,
-               "ids": ids, "out": str(args.out.resolve()), "uid": 0, "mpl": installed.matplotlib_cache(Path(tmp)),
-               "pythonpath": [str(site)] + [str(p.resolve()) for p in args.registry_path],
-               "read_only": [sys.prefix, sys.base_prefix, str(site)] + [str(p.resolve()) for p in args.registry_path]}
+        site = installed.install(Path(tmp) / "package") if jobs else tmp
+        cfg = {"timeout": args.timeout, "unsafe": args.unsafe, "registry": REGISTRY, "seed": args.seed,
+               "ids": ids, "out": str(args.out.resolve()), "uid": 0, "mpl": installed.matplotlib_cache(Path(tmp)) if jobs else {},
+               "pythonpath": [str(site)], "read_only": [sys.prefix, sys.base_prefix, str(site)]}
         template = Path(tmp) / "template"
         make_template(sorted({aid for _, aid, _ in jobs}), args.assignments, template)
         numbered = [(n, *job) for n, job in enumerate(jobs)]

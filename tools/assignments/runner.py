@@ -115,6 +115,8 @@ class Registry:
     def verdict(self, key: str, results: dict, seed: int, lang: str):
         """Feedback(ok, text, key) of the judge on ``results`` (worded as the lesson's checker words it)."""
         ex = self.exercises[key]
+        if hasattr(ex, "verdict"):                  # attnlab.exercises: judge and wording in one call
+            return ex.verdict(results, seed=seed, lang=lang)
         return self.common.evaluate(ex.name, lambda: ex.judge(results, seed=seed), lang)
 
 
