@@ -22,6 +22,7 @@ import pytest
 from assignment_attacks import AID, ATTACKS, MARK, TAMPER_NOTES, build_class, daemon_pids, snapshot
 
 pytest.importorskip("nbgrader", reason="nbgrader (requirements-dev.txt) needs Python 3.11 or newer")
+pytestmark = pytest.mark.slow          # grading runs and sandboxes: fresh processes
 
 from tools.assignments import sandbox  # noqa: E402
 
