@@ -119,3 +119,12 @@ def test_every_note_the_student_reads_is_in_both_languages(key):
         assert set(report.WORDS[key]) == {"en"}
     else:
         assert {"en", "vi", "zh"} <= set(report.WORDS[key]), key
+
+
+def test_the_other_languages_notebook_is_no_tampering():
+    ids = grade.known_assignments(ROOT / "assignments")
+    zh = ROOT / "assignments" / "release" / "01_self_attention_zh" / "01_self_attention.ipynb"
+    problem, edited, note = grade.check_submission(zh, AID, ids)
+    assert problem is None and edited == set() and note == ("other_language", {"other": "01_self_attention_zh", "aid": AID})
+    problem, edited, note = grade.check_submission(RELEASE, AID, ids)
+    assert (problem, edited, note) == (None, set(), None)

@@ -428,9 +428,11 @@ def main(argv=None) -> int:
         with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(chunks)))) as pool:
             futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{k}", cfg)
                        for k, chunk in enumerate(chunks)]
-            for f, chunk in zip(futures, chunks):
+            for k, (f, chunk) in enumerate(zip(futures, chunks)):
                 try:
                     done = f.result()
+                    print(f"grade: {sum(map(len, chunks[:k + 1]))} of {len(jobs)} submissions graded", file=sys.stderr,
+                          flush=True)
                 except Exception as e:            # a worker died (out of memory, killed): its chunk only
                     done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}: {e}"],
                              "points": {}, "feedback": {}, "notes": {}, "log": None} for _, s, a, _ in chunk]

@@ -66,7 +66,7 @@ class Kernel:
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream" and sum(map(len, text)) < CAP:
+            if kind == "stream" and content.get("name") == "stdout" and sum(map(len, text)) < CAP:   # no warnings
                 text.append(str(content.get("text", "")))
             elif kind == "error" and error is None:
                 error = {"ename": _cut(str(content.get("ename", "Error"))),
