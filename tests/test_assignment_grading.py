@@ -9,7 +9,7 @@ import nbformat
 import pytest
 import torch
 
-from tools.assignments import grade, report, runner, suspicious
+from tools.assignments import report, runner, submissions, suspicious
 
 ROOT = Path(__file__).resolve().parents[1]
 AID = "01_self_attention_vi"
@@ -33,7 +33,7 @@ def test_flipped_flags_and_deleted_cells_get_the_release_metadata_back():
     cells["l01-attention-answer"].metadata["nbgrader"].update(grade=True, points=5)
     cells["l01-softmax-answer"].metadata["nbgrader"]["grade_id"] = "made-up"
     nb.cells.remove(cells["l01-dot_std"])
-    changed = grade.restore_metadata(nb, released())
+    changed = submissions.restore_metadata(nb, released())
     assert changed == {"l01-softmax", "l01-attention", "l01-attention-answer", "made-up", "l01-dot_std"}
     fresh = by_id(released())
     now = by_id(nb)
@@ -46,7 +46,7 @@ def test_flipped_flags_and_deleted_cells_get_the_release_metadata_back():
 
 def test_the_kernel_runs_probes_on_the_seed_instead_of_the_checker_calls():
     nb = nbformat.read(SOURCE, as_version=4)                 # what nbgrader restores: the source's locked cells
-    info = grade.known_assignments(ROOT / "assignments")[AID]["graded"]
+    info = submissions.known_assignments(ROOT / "assignments")[AID]["graded"]
     assert info["l01-softmax"] == {"key": "l01.softmax", "args": "my_softmax", "max": 1.0}
     todo = runner.units(nb, info, {"l01.softmax", "l01.attention"}, "attnlab.exercises", 1234567, "/sandbox")
     codes = [u["code"] for u in todo]
@@ -122,9 +122,9 @@ def test_every_note_the_student_reads_is_in_both_languages(key):
 
 
 def test_the_other_languages_notebook_is_no_tampering():
-    ids = grade.known_assignments(ROOT / "assignments")
+    ids = submissions.known_assignments(ROOT / "assignments")
     zh = ROOT / "assignments" / "release" / "01_self_attention_zh" / "01_self_attention.ipynb"
-    problem, edited, note = grade.check_submission(zh, AID, ids)
+    problem, edited, note = submissions.check_submission(zh, AID, ids)
     assert problem is None and edited == set() and note == ("other_language", {"other": "01_self_attention_zh", "aid": AID})
-    problem, edited, note = grade.check_submission(RELEASE, AID, ids)
+    problem, edited, note = submissions.check_submission(RELEASE, AID, ids)
     assert (problem, edited, note) == (None, set(), None)

@@ -17,8 +17,6 @@ Without a usable sandbox it refuses, unless ``--unsafe`` (then every row says so
 from __future__ import annotations
 
 import argparse
-import copy
-import csv
 import hashlib
 import math
 import os
@@ -32,140 +30,10 @@ from pathlib import Path
 
 import nbformat
 
-from . import report, runner, sandbox, settings, suspicious
+from . import report, runner, sandbox, settings, submissions, suspicious
 
 ROOT = Path(__file__).resolve().parents[2]
-FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
-NOTEBOOK_CAP = 32 << 20          # bytes: a bigger file is not read (not a notebook a student wrote)
 REGISTRY = "attnlab.exercises"
-
-
-def _grade_ids(nb) -> set:
-    """The ids of a notebook's exercise cells (setup, language, context: the same in every assignment)."""
-    return {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None, *report.CONTEXT_CELLS}
-
-
-def edited_cells(nb, released: dict) -> set:
-    """grade_ids of the locked cells (setup, context, tests) the student changed: source, points or kind."""
-    edited = set(released) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}   # deleted
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        gid = meta.get("grade_id")
-        if gid in released and (cell.source, meta.get("points"), meta.get("grade"), meta.get("locked")) != released[gid]:
-            edited.add(gid)
-    return edited
-
-
-def restore_metadata(nb, release_nb) -> set:
-    """Give every cell the nbgrader metadata the release gave it, before nbgrader reads the notebook
-    (a flipped ``grade`` flag makes nbgrader fail on the whole notebook): a cell with a known id gets
-    the release's metadata, a cell claiming an unknown or a repeated id loses it, and a deleted locked
-    cell comes back after the released cell before it. Returns the ids of the cells changed."""
-    released = {c.metadata["nbgrader"]["grade_id"]: c for c in release_nb.cells if "nbgrader" in c.metadata}
-    changed, seen = set(), set()
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader")
-        if meta is None:
-            continue
-        gid = meta.get("grade_id") if isinstance(meta, dict) else None
-        if gid in released and gid not in seen and cell.cell_type == released[gid].cell_type:
-            if meta != released[gid].metadata["nbgrader"]:
-                cell.metadata["nbgrader"] = copy.deepcopy(released[gid].metadata["nbgrader"])
-                changed.add(gid)
-            seen.add(gid)
-        else:
-            del cell.metadata["nbgrader"]
-            changed.add(str(gid))
-    order = list(released)
-    for gid in order:
-        if gid in seen or not released[gid].metadata["nbgrader"].get("locked"):
-            continue
-        before = [g for g in order[:order.index(gid)] if g in seen]
-        at = len(nb.cells)
-        if before:
-            at = 1 + next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == before[-1])
-        nb.cells.insert(at, copy.deepcopy(released[gid]))
-        seen.add(gid)
-        changed.add(gid)
-    return changed
-
-
-def _read(path: Path):
-    if path.stat().st_size > NOTEBOOK_CAP:
-        raise ValueError(f"larger than {NOTEBOOK_CAP >> 20} MiB")
-    text = path.read_text(encoding="utf-8-sig")          # a UTF-8 BOM (Windows editors) is not an error
-    nb = nbformat.reads(text, as_version=4)
-    nbformat.validate(nb)
-    return nb
-
-
-def check_submission(path: Path, aid: str, ids: dict) -> tuple:
-    """(why ``path`` cannot be graded as ``aid``: a word key and its fields, or None; the edited locked cells;
-    the note on a notebook of the same lesson in the other language, or None)."""
-    try:
-        nb = _read(path)
-    except Exception as e:          # not JSON, not a notebook: say which, briefly
-        return ("invalid", {"detail": f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"}), set(), None
-    mine = _grade_ids(nb) & ids[aid]["grade_ids"]
-    stem = settings.split_assignment_id(aid)[0]
-    others = sorted(a for a, v in ids.items() if a != aid and (_grade_ids(nb) & v["grade_ids"])
-                    and settings.split_assignment_id(a)[0] != stem)
-    if not mine and others:
-        return ("other_lesson", {"other": ", ".join(others)}), set(), None
-    twin = next((a for a in ids if a != aid and settings.split_assignment_id(a)[0] == stem
-                 and not edited_cells(nb, ids[a]["locked"])), None)
-    if twin:                        # the other language's notebook of this lesson, untouched: not tampering
-        return None, set(), ("other_language", {"other": twin, "aid": aid})
-    return None, edited_cells(nb, ids[aid]["locked"]), None
-
-
-def _layout_hint(path: Path, submissions: Path, ids: dict) -> dict:
-    """Fields of the 'layout' note: where the file is, and where it should be."""
-    rel = path.relative_to(submissions)
-    student = rel.parts[0] if len(rel.parts) > 1 else rel.stem
-    guess = None
-    try:
-        nb = _read(path)
-        lang = "zh" if 'set_language("zh")' in "".join(c.source for c in nb.cells) else "vi"
-        guess = next((a for a, v in ids.items() if _grade_ids(nb) & v["grade_ids"]
-                      and settings.split_assignment_id(a)[1] == lang), None)
-    except Exception:
-        pass
-    want = f"{student}/{guess}/{ids[guess]['notebook']}" if guess else f"{student}/<assignment>/<notebook>.ipynb"
-    return {"found": str(rel), "want": want, "assignment": guess or ""}
-
-
-def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
-    """(gradable (student, aid, notebook path), problems (student, aid, word key, fields),
-    {(student, aid): (the locked cells the student edited, a note or None)})."""
-    jobs, problems, edits = [], [], {}
-    for stray in sorted(submissions.glob("*.ipynb")) + sorted(submissions.glob("*/*.ipynb")):
-        student = stray.parent.name if stray.parent != submissions else stray.stem
-        problems.append((student, "-", "layout", _layout_hint(stray, submissions, ids)))
-    folders = lambda d: sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))  # not .ipynb_checkpoints
-    for student_dir in folders(submissions):
-        for adir in folders(student_dir):
-            student, aid = student_dir.name, adir.name
-            if aid not in ids:
-                for nb_path in sorted(adir.glob("*.ipynb"))[:1] or [adir]:
-                    hint = _layout_hint(nb_path, submissions, ids) if nb_path.is_file() else \
-                        {"found": str(adir.relative_to(submissions)), "want": f"{student}/<assignment>/<notebook>.ipynb",
-                         "assignment": ""}
-                    problems.append((student, aid, "layout", hint))
-                continue
-            name = ids[aid]["notebook"]
-            path = adir / name
-            if not path.is_file():
-                found = ", ".join(sorted(p.name for p in adir.glob("*.ipynb"))) or "-"
-                problems.append((student, aid, "missing", {"name": name, "found": found}))
-                continue
-            problem, edited, note = check_submission(path, aid, ids)
-            if problem:
-                problems.append((student, aid, *problem))
-            else:
-                jobs.append((student, aid, str(path)))
-                edits[(student, aid)] = (edited, note)
-    return jobs, problems, edits
 
 
 # ------------------------------------------------------------------ grading (in the worker processes)
@@ -181,9 +49,9 @@ def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict
     for n, student, aid, path in jobs:
         dest = course / "submitted" / student / aid
         dest.mkdir(parents=True)
-        nb = _read(Path(path))
+        nb = submissions._read(Path(path))
         looks[(student, aid)] = (suspicious.findings(nb), suspicious.claims(nb, cfg["ids"][aid]["graded"]))
-        changed[(student, aid)] = restore_metadata(
+        changed[(student, aid)] = submissions.restore_metadata(
             nb, nbformat.read(Path(template) / "release" / aid / Path(path).name, as_version=4))
         nbformat.write(nb, dest / Path(path).name)
         if (Path(path).parent / "timestamp.txt").is_file():
@@ -321,59 +189,6 @@ def make_template(aids: list, assignments: Path, where: Path) -> None:
         shutil.copytree(assignments / "release" / aid, where / "release" / aid)
 
 
-def known_assignments(assignments: Path) -> dict:
-    ids = {}
-    for nb_path in sorted((assignments / "source").glob("*/*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
-        released = nbformat.read(assignments / "release" / nb_path.parent.name / nb_path.name, as_version=4)
-        locked = {c.metadata["nbgrader"]["grade_id"]: (c.source, c.metadata["nbgrader"].get("points"),
-                                                       c.metadata["nbgrader"]["grade"], True)
-                  for c in released.cells if c.metadata.get("nbgrader", {}).get("locked")}
-        exercises = report.exercises(nb)
-        calls = {c.metadata["nbgrader"]["grade_id"]: runner.hidden_call(c.source) for c in nb.cells
-                 if c.metadata.get("nbgrader", {}).get("grade")}
-        graded = {ex["grade_id"]: {"key": calls[ex["grade_id"]][0], "args": calls[ex["grade_id"]][1], "max": ex["max"]}
-                  for ex in exercises if calls.get(ex["grade_id"])}
-        ids[nb_path.parent.name] = {"notebook": nb_path.name, "grade_ids": _grade_ids(nb),
-                                    "exercises": exercises, "locked": locked, "graded": graded}
-    return ids
-
-
-def rows_for(student, aid, info, result, problem, timeout, unsafe: bool) -> list[dict]:
-    stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
-    rows = []
-    for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
-        gid = ex["grade_id"]
-        if problem:
-            notes, points, feedback = [problem], 0.0, ""
-        else:
-            notes = []
-            touched = set(result["edited"]) | set(result.get("changed", ()))
-            if result.get("note"):                                # the other language's notebook: nothing edited
-                touched = set()
-            if {gid, f"{gid}-answer"} & touched or touched & set(report.CONTEXT_CELLS):
-                notes.append(("restored", {}))
-            if result.get("note"):
-                notes.append(tuple(result["note"]))
-            notes += result["notes"].get(gid, [])
-            if gid in result.get("claims", ()):
-                notes.append(("claim", {}))
-            if result.get("suspicious"):
-                notes.append(("suspicious", {"what": ", ".join(result["suspicious"][:12])}))
-            points = result["points"].get(gid, 0.0)
-            feedback = result["feedback"].get(gid, "")
-            if result["error"] or gid not in result["points"]:      # the grader itself failed: say so on every row
-                notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
-            if result.get("log"):
-                notes.append(("log", {"path": result["log"]}))
-        if unsafe:
-            notes.append(("unsafe", {}))
-        rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
-                     "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
-                     "title": ex["title"]})
-    return rows
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("submissions", type=Path, help="<student>/<assignment>/<notebook>.ipynb")
@@ -394,7 +209,7 @@ def main(argv=None) -> int:
         print(f"grade: {args.submissions} is not a folder of submissions (<student>/<assignment>/<notebook>.ipynb)",
               file=sys.stderr)
         return 2
-    ids = known_assignments(args.assignments)
+    ids = submissions.known_assignments(args.assignments)
     if not ids:
         print(f"grade: no assignments in {args.assignments}/source: run `make assignments`", file=sys.stderr)
         return 2
@@ -412,7 +227,7 @@ def main(argv=None) -> int:
     if args.force:                                 # a new grades.csv: no page or log of an earlier run stays
         for old in ("feedback", "logs"):
             shutil.rmtree(args.out / old, ignore_errors=True)
-    jobs, problems, edits = scan(args.submissions, ids)
+    jobs, problems, edits = submissions.scan(args.submissions, ids)
     results = {}
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
         from . import installed
@@ -444,60 +259,16 @@ def main(argv=None) -> int:
         r["edited"], r["note"] = sorted(edits[(student, aid)][0]), edits[(student, aid)][1]
         if r.get("log"):
             r["log"] = os.path.relpath(r["log"], args.out.resolve())
-        rows += rows_for(student, aid, ids[aid], r, None, args.timeout, args.unsafe)
+        rows += report.rows_for(student, aid, ids[aid], r, None, args.timeout, args.unsafe)
     for student, aid, key, fields in problems:
-        rows += rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout, args.unsafe)
-    kept = write(rows, args.out, merge=not args.force)
+        rows += report.rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout, args.unsafe)
+    kept = report.write(rows, args.out, merge=not args.force)
     failed = {(s, a) for s, a, *_ in problems} | {k for k, r in results.items() if r["error"]}
     graded = {(r["student"], r["lesson"], r["language"]) for r in rows}
     print(f"graded {len(graded)} submissions of {len({r['student'] for r in rows})} students "
           f"({len(failed)} could not be graded, see note)"
           + (f"; kept {kept} rows of earlier runs" if kept else "") + f": {args.out / 'grades.csv'}")
     return 0
-
-
-def _old_rows(path: Path) -> list[dict]:
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return list(csv.DictReader(f))
-    except FileNotFoundError:
-        return []
-
-
-def write(rows: list[dict], out: Path, merge: bool = True) -> int:
-    """grades.csv (merged with the one there unless ``merge`` is False: the rows of a submission graded
-    now replace its old rows) and the feedback pages. Returns how many old rows were kept."""
-    from attnlab.course import LESSONS
-
-    out.mkdir(parents=True, exist_ok=True)
-    new = {(r["student"], r["lesson"], r["language"]) for r in rows}
-    old = [r for r in _old_rows(out / "grades.csv") if (r["student"], r["lesson"], r["language"]) not in new] \
-        if merge else []
-    lines = old + [{**{k: r[k] for k in FIELDS if k != "note"},
-                    "note": "; ".join(report.word(k, "en", **fl) for k, fl in r["notes"])} for r in rows]
-    lines.sort(key=lambda r: (r["student"], r["lesson"], r["language"], r["exercise"]))
-    tmp = out / ".grades.csv.new"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, FIELDS)
-        w.writeheader()
-        w.writerows(lines)
-    os.replace(tmp, out / "grades.csv")
-    pages = {}
-    for r in rows:
-        pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
-    for (student, stem, lang), page_rows in pages.items():
-        if not lang:                # not in an assignment folder: a page that says what to rename
-            fields = dict(page_rows[0]["notes"][0][1])
-            lang = settings.split_assignment_id(fields.get("assignment") or "x_")[1] or None
-            page = out / "feedback" / student / f"{Path(Path(fields.get('found', stem)).parts[-1]).stem}.html"
-            page.parent.mkdir(parents=True, exist_ok=True)
-            page.write_text(report.layout_page(student, lang, page_rows[0]["notes"]), encoding="utf-8")
-            continue
-        title = LESSONS.get(stem, {}).get(lang, stem)
-        page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(report.feedback_page(student, title, lang, page_rows), encoding="utf-8")
-    return len(old)
 
 
 if __name__ == "__main__":

@@ -2,15 +2,20 @@
 submission, in the student's language: the exercises, the points, the judge's words)."""
 from __future__ import annotations
 
+import csv
 import html
 import json
+import os
 import re
 from pathlib import Path
+
+from . import settings
 
 WORDS = json.loads((Path(__file__).with_name("words.json")).read_text(encoding="utf-8"))
 CONTEXT_CELLS = ("setup", "language", "context")
 INSTRUCTOR_ONLY = {"in_kernel", "log", "unsafe", "suspicious", "claim"}          # notes for grades.csv, not for the student's page
 MATH = re.compile(r"\$([^$\n]+)\$")
+FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
 
 
 def word(key: str, lang: str, **fields) -> str:
@@ -100,3 +105,83 @@ def layout_page(student: str, lang: str | None, notes: list) -> str:
 {parts}
 </body></html>
 """
+
+
+# ------------------------------------------------------------------ grades.csv and the pages
+def rows_for(student, aid, info, result, problem, timeout, unsafe: bool) -> list[dict]:
+    stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
+    rows = []
+    for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
+        gid = ex["grade_id"]
+        if problem:
+            notes, points, feedback = [problem], 0.0, ""
+        else:
+            notes = []
+            touched = set(result["edited"]) | set(result.get("changed", ()))
+            if result.get("note"):                                # the other language's notebook: nothing edited
+                touched = set()
+            if {gid, f"{gid}-answer"} & touched or touched & set(CONTEXT_CELLS):
+                notes.append(("restored", {}))
+            if result.get("note"):
+                notes.append(tuple(result["note"]))
+            notes += result["notes"].get(gid, [])
+            if gid in result.get("claims", ()):
+                notes.append(("claim", {}))
+            if result.get("suspicious"):
+                notes.append(("suspicious", {"what": ", ".join(result["suspicious"][:12])}))
+            points = result["points"].get(gid, 0.0)
+            feedback = result["feedback"].get(gid, "")
+            if result["error"] or gid not in result["points"]:      # the grader itself failed: say so on every row
+                notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
+            if result.get("log"):
+                notes.append(("log", {"path": result["log"]}))
+        if unsafe:
+            notes.append(("unsafe", {}))
+        rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
+                     "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
+                     "title": ex["title"]})
+    return rows
+
+
+def _old_rows(path: Path) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+    except FileNotFoundError:
+        return []
+
+
+def write(rows: list[dict], out: Path, merge: bool = True) -> int:
+    """grades.csv (merged with the one there unless ``merge`` is False: the rows of a submission graded
+    now replace its old rows) and the feedback pages. Returns how many old rows were kept."""
+    from attnlab.course import LESSONS
+
+    out.mkdir(parents=True, exist_ok=True)
+    new = {(r["student"], r["lesson"], r["language"]) for r in rows}
+    old = [r for r in _old_rows(out / "grades.csv") if (r["student"], r["lesson"], r["language"]) not in new] \
+        if merge else []
+    lines = old + [{**{k: r[k] for k in FIELDS if k != "note"},
+                    "note": "; ".join(word(k, "en", **fl) for k, fl in r["notes"])} for r in rows]
+    lines.sort(key=lambda r: (r["student"], r["lesson"], r["language"], r["exercise"]))
+    tmp = out / ".grades.csv.new"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerows(lines)
+    os.replace(tmp, out / "grades.csv")
+    pages = {}
+    for r in rows:
+        pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
+    for (student, stem, lang), page_rows in pages.items():
+        if not lang:                # not in an assignment folder: a page that says what to rename
+            fields = dict(page_rows[0]["notes"][0][1])
+            lang = settings.split_assignment_id(fields.get("assignment") or "x_")[1] or None
+            page = out / "feedback" / student / f"{Path(Path(fields.get('found', stem)).parts[-1]).stem}.html"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(layout_page(student, lang, page_rows[0]["notes"]), encoding="utf-8")
+            continue
+        title = LESSONS.get(stem, {}).get(lang, stem)
+        page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(feedback_page(student, title, lang, page_rows), encoding="utf-8")
+    return len(old)
