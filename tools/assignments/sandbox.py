@@ -170,7 +170,7 @@ def run(job: dict, command: list[str], limits: Limits, *, uid: int | None, env: 
                 problem = f"answer larger than {ANSWER_CAP >> 20} MiB"
                 break
     finally:
-        _kill(proc)
+        _kill(proc, grace=0 if problem else 10)
         if sandboxed:
             for pid in processes_of(UID_BASE + uid):     # none: the PID namespace is gone (tested)
                 try:
@@ -196,9 +196,14 @@ def _feed(pipe, data: bytes) -> None:
         pass
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen, grace: float) -> None:
     """The whole process group (UNSAFE: the harness and what it started; sandboxed: bwrap, whose
-    death ends the sandbox's PID namespace and every process in it)."""
+    death ends the sandbox's PID namespace and every process in it). A harness that answered gets
+    ``grace`` seconds to exit by itself first (then its CPU time is counted: bwrap reaps its children)."""
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
