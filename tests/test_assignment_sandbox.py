@@ -29,7 +29,7 @@ from tools.assignments import sandbox  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "assignments"
 RELEASE = ASSIGNMENTS / "release" / AID / "01_self_attention.ipynb"
-TIMEOUT = 10            # seconds per cell (the interrupt-swallowing loop costs this, plus the harness's grace)
+TIMEOUT = 20            # seconds per cell (the interrupt-swallowing loop costs this, plus the harness's grace)
 WHY_NOT = sandbox.why_not()
 
 
