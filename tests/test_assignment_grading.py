@@ -128,3 +128,14 @@ def test_the_other_languages_notebook_is_no_tampering():
     assert problem is None and edited == set() and note == ("other_language", {"other": "01_self_attention_zh", "aid": AID})
     problem, edited, note = submissions.check_submission(RELEASE, AID, ids)
     assert (problem, edited, note) == (None, set(), None)
+
+
+def test_a_utf8_bom_is_no_reason_to_fail(tmp_path):
+    """Windows editors save a BOM; the trial's w.bom got 0 points for it."""
+    ids = submissions.known_assignments(ROOT / "assignments")
+    path = tmp_path / "01_self_attention.ipynb"
+    path.write_bytes(b"\xef\xbb\xbf" + RELEASE.read_bytes())
+    assert submissions.check_submission(path, AID, ids) == (None, set(), None)
+    path.write_bytes(b"{ broken")
+    problem, _, _ = submissions.check_submission(path, AID, ids)
+    assert problem[0] == "invalid"
