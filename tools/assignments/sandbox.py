@@ -124,6 +124,29 @@ def _limit(limits: Limits, sandboxed: bool):
     return apply
 
 
+def become_subreaper() -> None:
+    """Orphans of this process's children come back to it (prctl PR_SET_CHILD_SUBREAPER): bwrap's outer
+    process exits before the sandbox's init, which this process then reaps (so its processes' CPU time
+    is counted here, and the sandbox is known to be gone before the processes are checked)."""
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):          # pragma: no cover - not Linux
+        pass
+
+
+def reap_orphans(timeout: float = 5.0) -> None:
+    """Wait for the children this process inherited (see become_subreaper), at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
 def processes_of(uid: int) -> list[int]:
     """pids of the processes whose real uid is ``uid`` (a sandbox's uid: none once it has ended)."""
     found = []
@@ -145,6 +168,7 @@ def run(job: dict, command: list[str], limits: Limits, *, uid: int | None, env: 
     """Run the harness on ``job`` in a sandbox (``uid``: its number) or, if uid is None, as a plain
     child process of this one (UNSAFE). Returns (the harness's answer or None, what went wrong)."""
     sandboxed = uid is not None
+    become_subreaper()
     argv = bwrap_command(uid, read_only, command, env, limits.tmpfs) if sandboxed else command
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=None if sandboxed else env, cwd=None if sandboxed else job["root"],
@@ -171,6 +195,7 @@ def run(job: dict, command: list[str], limits: Limits, *, uid: int | None, env: 
                 break
     finally:
         _kill(proc, grace=0 if problem else 10)
+        reap_orphans()
         if sandboxed:
             for pid in processes_of(UID_BASE + uid):     # none: the PID namespace is gone (tested)
                 try:
