@@ -175,6 +175,7 @@ ATTACKS = {
         '''), WRONG),
 }
 
+WARNING = "UserWarning in English, with the kernel's file path /tmp/ipykernel_1/2.py:3"
 TAMPER_NOTES = ("may tamper", "stored output says correct", "was edited or deleted")
 
 
@@ -194,7 +195,9 @@ def build_class(folder: Path, release: Path) -> dict:
     zero = {g: 0.0 for g in refs}
     expected = {}
 
-    put(folder, "honest_full", AID, with_answers(release, refs))
+    put(folder, "honest_full", AID, with_answers(release, {      # a warning, as PyTorch prints them: not on the page
+        **refs, "l01-softmax": refs["l01-softmax"] + "\nimport warnings\nwarnings.warn(WARNING_TEXT)\n"
+                               .replace("WARNING_TEXT", repr(WARNING))}))
     expected["honest_full"] = full
     put(folder, "honest_partial", AID, with_answers(release, {**refs, "l01-attention": refs["l01-attention"].replace(
         "math.sqrt(d_k)", "1.0").replace("d_k ** 0.5", "1.0")}))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from assignment_attacks import AID, ATTACKS, MARK, TAMPER_NOTES, build_class, daemon_pids, snapshot
+from assignment_attacks import AID, ATTACKS, MARK, TAMPER_NOTES, WARNING, build_class, daemon_pids, snapshot
 
 pytest.importorskip("nbgrader", reason="nbgrader (requirements-dev.txt) needs Python 3.11 or newer")
 pytestmark = pytest.mark.slow          # grading runs and sandboxes: fresh processes
@@ -124,6 +124,7 @@ def test_feedback_pages_are_written_from_the_verdicts(attacked):
     assert "✅" not in page and "Tổng điểm: <b>0 / 3</b>" in page
     page = (attacked["out"] / "feedback" / "honest_full" / f"{AID}.html").read_text(encoding="utf-8")
     assert "Tổng điểm: <b>3 / 3</b>" in page and "<math" in page and "$q" not in page    # the title's math rendered
+    assert WARNING not in page and "ipykernel" not in page
 
 
 # ------------------------------------------------------------------ the walls, one by one
