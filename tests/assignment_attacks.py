@@ -196,8 +196,13 @@ def build_class(folder: Path, release: Path) -> dict:
     expected = {}
 
     put(folder, "honest_full", AID, with_answers(release, {      # a warning, as PyTorch prints them: not on the page
-        **refs, "l01-softmax": refs["l01-softmax"] + "\nimport warnings\nwarnings.warn(WARNING_TEXT)\n"
-                               .replace("WARNING_TEXT", repr(WARNING))}))
+        **refs, "l01-softmax": refs["l01-softmax"] + textwrap.dedent(f'''
+            import warnings
+            _reference = my_softmax
+            def my_softmax(x):
+                warnings.warn({WARNING!r})
+                return _reference(x)
+            ''')}))
     expected["honest_full"] = full
     put(folder, "honest_partial", AID, with_answers(release, {**refs, "l01-attention": refs["l01-attention"].replace(
         "math.sqrt(d_k)", "1.0").replace("d_k ** 0.5", "1.0")}))
