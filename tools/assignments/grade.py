@@ -127,6 +127,8 @@ def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid:
                 if "source" in results and gid in sources:   # what was handed in, not what the kernel says it ran
                     results["source"] = sources[gid]
                     results.pop("references", None)
+                if "model" in results:                 # the package's model, not one the kernel sends
+                    results["model"] = registry.model(settings.split_assignment_id(aid)[0], lang)
                 fb = registry.verdict(ex["key"], results, seed, lang)
                 points, text = (ex["max"] if fb.ok is True else 0.0), fb.text
             result["points"][gid], result["feedback"][gid], result["notes"][gid] = points, text, notes

@@ -112,6 +112,15 @@ class Registry:
                 return None
         return results if isinstance(results, dict) else None
 
+    def model(self, stem: str, lang: str):
+        """The lesson's trained model as the probes record it (``{"config", "state_dict"}``), from the
+        package checkpoint the assignment's context cell loads; None where the registry has none."""
+        try:
+            data = importlib.import_module(f"{self.module}._models").checkpoint_data
+            return data(stem[:2], lang)
+        except Exception:                        # no such lesson model: the judge gets nothing to trust
+            return None
+
     def verdict(self, key: str, results: dict, seed: int, lang: str):
         """Feedback(ok, text, key) of the judge on ``results`` (worded as the lesson's checker words it)."""
         ex = self.exercises[key]
