@@ -19,7 +19,7 @@ HUB_PROXY := hub/node_modules/.installed-stamp   # configurable-http-proxy (npm)
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
-.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean help
+.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean help mutation mutation-check
 
 # tools/venvs.py checks the Python and the constraints first (a clear message, not pip's
 # ResolutionImpossible), removes the venv if the install fails, and writes the stamp last.
@@ -44,6 +44,12 @@ test: setup $(W7)/.installed-stamp $(HUB_PROXY)    ## every test (what CI runs);
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS) -m "not slow and not browser and not notebooks" tests
+
+mutation: setup                ## mutation testing of the checkers (docs/checkers.md): mutmut over solutions/, scores -> docs
+	OMP_NUM_THREADS=1 $(BIN)/python tools/mutation.py
+
+mutation-check: setup          ## the same run; fails unless the stored scores are what it gives and every survivor is explained (CI)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/mutation.py --check
 
 execute: setup                 ## re-run notebooks and store their outputs (NB=path to pick one)
 	OMP_NUM_THREADS=1 $(BIN)/python tools/execute_notebooks.py $(NB)

@@ -118,6 +118,14 @@ _L01 = [
              _w("sigmoid, not softmax", "l01.softmax.mismatch", """
                 def my_softmax(x):
                     return torch.sigmoid(x)"""),
+             _w("a list", "l01.softmax.not_tensor", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+                    return (e / e.sum(dim=-1, keepdim=True)).tolist()"""),
+             _w("flattened", "l01.softmax.shape", """
+                def my_softmax(x):
+                    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+                    return (e / e.sum(dim=-1, keepdim=True)).flatten()"""),
          ]),
     dict(key="l01.attention", lesson=L01, evaluate="attnlab.exercises.l01:evaluate_attention", names=("my_attention",),
          reference=_src(l01.my_attention),
@@ -179,6 +187,23 @@ _L01 = [
                 def my_attention(q, k, v):
                     w = torch.softmax(k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
                     return w @ v, w"""),
+             _w("a (T, T) table added: only works when T = S", "l01.attn.cross", """
+                def my_attention(q, k, v):
+                    scores = q @ k.transpose(-2, -1) + torch.zeros(q.shape[-2], q.shape[-2])
+                    w = torch.softmax(scores / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, w"""),
+             _w("the output doubled", "l01.attn.mismatch", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return 2 * (w @ v), w"""),
+             _w("the output summed over d_v", "l01.attn.out_shape", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return (w @ v).sum(dim=-1), w"""),
+             _w("V itself and the mean weight per query", "l01.attn.weights_shape", """
+                def my_attention(q, k, v):
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return v, w.mean(dim=-1)"""),
              _w("return forgotten", "ex.returned_none", """
                 def my_attention(q, k, v):
                     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
@@ -239,6 +264,33 @@ _L02 = [
                 def my_split_heads(x, num_heads):
                     B, T, D = x.shape
                     return x.view(B, T, D // num_heads, num_heads).permute(0, 3, 1, 2)"""),
+             _w("d_k hard-coded (the lesson's 4)", "l02.hint.hard_coded", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads, 4).transpose(1, 2)"""),
+             _w("last axis not d_k", "l02.hint.wrong_dk", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, D // num_heads, num_heads).transpose(1, 2)"""),
+             _w("a list of heads", "l02.hint.not_tensor", """
+                def my_split_heads(x, num_heads):
+                    return list(x.chunk(num_heads, dim=-1))"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    heads = x.view(B, T, num_heads, D // num_heads).transpose(1, 2)"""),
+             _w("unrelated values", "l02.hint.values", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.flip(1).view(B, T, num_heads, D // num_heads).transpose(1, 2)"""),
+             _w("reshape to (B, T, H, d_k) with a float d_k", "l02.hint.float_size", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.reshape(B, T, num_heads, D / num_heads).transpose(1, 2)"""),
+             _w("sizes that do not fit", "l02.hint.bad_sizes", """
+                def my_split_heads(x, num_heads):
+                    B, T, D = x.shape
+                    return x.view(B, T, num_heads + 1, D // num_heads).transpose(1, 2)"""),
          ]),
     dict(key="l02.merge_heads", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_merge_heads",
          names=("my_merge_heads",), reference=_src(l02.merge_heads, alias={"my_merge_heads": "merge_heads"}),
@@ -261,6 +313,18 @@ _L02 = [
              _w("transposed, never merged", "l02.hint.shape", """
                 def my_merge_heads(x):
                     return x.transpose(1, 2)"""),
+             _w("flip of the heads", "l02.hint.values", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.flip(1).transpose(1, 2).reshape(B, T, H * d_k)"""),
+             _w("transpose_ on the input: x itself changed", "ex.changed_input", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    return x.transpose_(1, 2).reshape(B, T, H * d_k)"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_merge_heads(x):
+                    B, H, T, d_k = x.shape
+                    merged = x.transpose(1, 2).reshape(B, T, H * d_k)"""),
          ]),
     dict(key="l02.mha_size", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_mha_size",
          names=("my_mha_size",), reference=_src(l02.mha_size, alias={"my_mha_size": "mha_size"}),
@@ -292,6 +356,41 @@ _L02 = [
              _w("no divisibility check", "l02.hint.size_divisible", """
                 def my_mha_size(d_model, num_heads):
                     return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("builds the layer (review 2026-12-01b, student: accepted)", "l02.hint.size_built_layer", """
+                def my_mha_size(d_model, num_heads):
+                    layer = attnlab.MultiHeadAttention(d_model, num_heads)
+                    return layer.d_k, sum(p.numel() for p in layer.parameters())"""),
+             _w("builds torch's layer", "l02.hint.size_built_layer", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    layer = nn.MultiheadAttention(d_model, num_heads)
+                    return d_model // num_heads, sum(p.numel() for p in layer.parameters())"""),
+             _w("TypeError instead of ValueError (review 2026-12-01b)", "l02.hint.size_raise_type", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise TypeError("not divisible")
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("None when not divisible", "l02.hint.size_divisible", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        return None
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("d_k written as a number", "l02.hint.size_dk", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return 4, 4 * (d_model * d_model + d_model)"""),
+             _w("one linear layer too many", "l02.hint.size_count", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return d_model // num_heads, 5 * (d_model * d_model + d_model)"""),
+             _w("a dict", "l02.hint.size_format", """
+                def my_mha_size(d_model, num_heads):
+                    if d_model % num_heads:
+                        raise ValueError("not divisible")
+                    return {"d_k": d_model // num_heads, "n": 4 * (d_model * d_model + d_model)}"""),
          ]),
 ]
 
@@ -317,6 +416,19 @@ _L03 = [
              _w("rows and columns swapped", "l03.hint.pe_orientation",
                 _changed(_PE, ("    return pe\n", "    return pe.T\n"))),
              _w("base 1000", "l03.hint.pe_base", _changed(_PE, ("math.log(10000.0)", "math.log(1000.0)"))),
+             _w("a list of rows", "l03.hint.not_tensor", _changed(_PE, ("    return pe\n", "    return pe.tolist()\n"))),
+             _w("one extra row", "l03.hint.shape", _changed(_PE, ("    return pe\n", "    return torch.cat([pe, pe[:1]])\n"))),
+             _w("no ln(10000): division by the exponent", "l03.hint.pe_nonfinite",
+                _changed(_PE, ("freq = torch.exp(-two_i * math.log(10000.0) / d_model)", "freq = 1 / (two_i / d_model)"))),
+             _w("multiplied by the frequency's inverse", "l03.hint.pe_frequencies",
+                _changed(_PE, ("freq = torch.exp(-two_i *", "freq = torch.exp(two_i *"))),
+             _w("one value off", "l03.hint.pe_values", _changed(_PE, ("    return pe\n", "    pe[3, 1] += 0.5\n    return pe\n"))),
+             _w("odd columns with 2i+1", "l03.hint.pe_exponent_odd", _changed(_PE, (
+                "pe[:, 1::2] = torch.cos(pos * freq)",
+                "pe[:, 1::2] = torch.cos(pos * torch.exp(-(two_i + 1) * math.log(10000.0) / d_model))"))),
+             _w("2i // d_model (integer division)", "l03.hint.pe_integer",
+                _changed(_PE, ("freq = torch.exp(-two_i * math.log(10000.0) / d_model)",
+                               "freq = torch.exp(-(two_i // d_model) * math.log(10000.0))"))),
          ]),
     dict(key="l03.add_pe", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_add_positional_encoding",
          names=("add_positional_encoding",), reference=_src(l03.add_positional_encoding),
@@ -343,6 +455,18 @@ _L03 = [
              _w("B rows of the table", "l03.hint.add_batch", """
                 def add_positional_encoding(x, pe):
                     return x + pe[:x.shape[0]]"""),
+             _w("the table changed in place", "ex.changed_input", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    pe[:T] += x[0]
+                    return x + pe[:T] - x[0]"""),
+             _w("multiplied", "l03.hint.add_values", """
+                def add_positional_encoding(x, pe):
+                    return x * pe[:x.shape[1]]"""),
+             _w("return forgotten", "ex.returned_none", """
+                def add_positional_encoding(x, pe):
+                    T = x.shape[1]
+                    out = x + pe[:T]"""),
          ]),
     dict(key="l03.predict", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_predict_permuted_output",
          names=("predict_permuted_output",), reference=_src(l03.predict_permuted_output),
@@ -362,6 +486,16 @@ _L03 = [
              _w("permuted along the batch", "l03.hint.predict_axis", """
                 def predict_permuted_output(out, perm):
                     return out[perm]"""),
+             _w("out reordered in place", "ex.changed_input", """
+                def predict_permuted_output(out, perm):
+                    out[:] = out[:, perm].clone()
+                    return out"""),
+             _w("scaled", "l03.hint.predict_values", """
+                def predict_permuted_output(out, perm):
+                    return 2 * out[:, perm]"""),
+             _w("pooled over the positions", "l03.hint.shape", """
+                def predict_permuted_output(out, perm):
+                    return out[:, perm].mean(dim=1)"""),
          ]),
 ]
 
@@ -390,6 +524,28 @@ _L04 = [
              _w("float ones and zeros", "l04.hint.dtype", """
                 def my_causal_mask(T):
                     return torch.tril(torch.ones(T, T))[None, None]"""),
+             _w("calls attnlab.causal_mask (review 2026-12-01b, student: accepted)", "ex.forbidden", """
+                def my_causal_mask(T):
+                    return attnlab.causal_mask(T)"""),
+             _w("imports causal_mask", "ex.forbidden", """
+                def my_causal_mask(T):
+                    from attnlab import causal_mask
+                    return causal_mask(T)"""),
+             _w("one 8 x 8 table, sliced (review 2026-12-01b, W5)", "l04.hint.shape", """
+                _M = torch.tril(torch.ones(8, 8, dtype=torch.bool))
+
+                def my_causal_mask(T):
+                    return _M[:T, :T][None, None]"""),
+             _w("a band: only the last 4 keys", "l04.hint.causal_past", """
+                def my_causal_mask(T):
+                    i = torch.arange(T)
+                    return ((i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] < 4))[None, None]"""),
+             _w("the diagonal and one key into the future", "l04.hint.causal_future", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)[None, None]"""),
+             _w("a list", "l04.hint.not_tensor", """
+                def my_causal_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None].tolist()"""),
          ]),
     dict(key="l04.padding", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_padding_mask",
          names=("my_padding_mask",), reference=_src(l04.padding_mask, alias={"my_padding_mask": "padding_mask"}),
@@ -409,6 +565,29 @@ _L04 = [
              _w("integers", "l04.hint.dtype", """
                 def my_padding_mask(token_ids, pad_id=0):
                     return (token_ids != pad_id).long()[:, None, None, :]"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_padding_mask(token_ids, pad_id):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_padding_mask(token_ids, pad_id=1):
+                    return (token_ids != pad_id)[:, None, None, :]"""),
+             _w("calls attnlab.padding_mask", "ex.forbidden", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return attnlab.padding_mask(token_ids, pad_id)"""),
+             _w("token_ids > pad_id", "l04.hint.pad_values", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids > pad_id)[:, None, None, :]"""),
+             _w("token_ids changed in place", "ex.changed_input", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    token_ids[token_ids == pad_id] = -1
+                    return (token_ids != -1)[:, None, None, :]"""),
+             _w("(B, 1, S, 1) and a shape that fits nothing", "l04.hint.shape", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    return (token_ids != pad_id)[:, None, :]"""),
+             _w("additive float mask", "l04.hint.additive", """
+                def my_padding_mask(token_ids, pad_id=0):
+                    keep = (token_ids != pad_id)[:, None, None, :]
+                    return torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))"""),
          ]),
     dict(key="l04.decoder", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_decoder_mask",
          names=("my_decoder_mask",), reference=_src(l04.decoder_mask, alias={"my_decoder_mask": "decoder_mask"}),
@@ -448,6 +627,34 @@ _L04 = [
                 def my_decoder_mask(token_ids, pad_id=0):
                     B, T = token_ids.shape
                     return (token_ids != pad_id)[:, None, None, :].expand(B, 1, T, T)"""),
+             _w("the default pad_id=0 dropped", "l04.hint.pad_default", """
+                def my_decoder_mask(token_ids, pad_id):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("default pad_id=1", "l04.hint.pad_default_value", """
+                def my_decoder_mask(token_ids, pad_id=1):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("calls attnlab.decoder_mask", "ex.forbidden", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    return attnlab.decoder_mask(token_ids, pad_id)"""),
+             _w("pad_id ignored (0 hard-coded)", "l04.hint.pad_id", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return causal & (token_ids != 0)[:, None, None, :]"""),
+             _w("no diagonal", "l04.hint.dec_values", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)[None, None]
+                    return causal & (token_ids != pad_id)[:, None, None, :]"""),
+             _w("int mask", "l04.hint.dtype", """
+                def my_decoder_mask(token_ids, pad_id=0):
+                    T = token_ids.shape[1]
+                    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))[None, None]
+                    return (causal & (token_ids != pad_id)[:, None, None, :]).int()"""),
          ]),
     dict(key="l04.mha", lesson=L04, evaluate="attnlab.exercises.l04:evaluate_mha_mask", names=("my_mha_mask",),
          reference=_src(l04.mha_mask, alias={"my_mha_mask": "mha_mask"}),
@@ -470,6 +677,22 @@ _L04 = [
                 def my_mha_mask(mask, num_heads):
                     B, _, T, S = mask.shape
                     return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).float()"""),
+             _w("an int mask", "l04.hint.mha_dtype", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).int()"""),
+             _w("num_heads hard-coded", "l04.hint.mha_no_heads", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, 4, T, S).reshape(B * 4, T, S)"""),
+             _w("the heads of another sentence", "l04.hint.mha_values", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask.flip(0)).expand(B, num_heads, T, S).reshape(B * num_heads, T, S)"""),
+             _w("a (T, S, B*H) mask", "l04.hint.shape", """
+                def my_mha_mask(mask, num_heads):
+                    B, _, T, S = mask.shape
+                    return (~mask).expand(B, num_heads, T, S).reshape(B * num_heads, T, S).permute(1, 2, 0)"""),
          ]),
 ]
 
@@ -502,6 +725,22 @@ _L05 = [
                 def my_post_ln_block(x, attn, ffn, norm1, norm2):
                     x = x + attn(x)
                     return norm2(x + ffn(x))"""),
+             _w("returns (x, None), as the package's block does", "l05.hint.not_tensor", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm2(x + ffn(x)), None"""),
+             _w("return forgotten", "ex.returned_none", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    x = norm2(x + ffn(x))"""),
+             _w("the last position only", "l05.hint.shape", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(x + attn(x))
+                    return norm2(x + ffn(x))[:, -1]"""),
+             _w("twice the residual", "l05.hint.generic_block", """
+                def my_post_ln_block(x, attn, ffn, norm1, norm2):
+                    x = norm1(2 * x + attn(x))
+                    return norm2(x + ffn(x))"""),
          ]),
     dict(key="l05.pre_ln", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_pre_ln_block",
          names=("my_pre_ln_block",), reference=_src(l05.pre_ln_block, alias={"my_pre_ln_block": "pre_ln_block"}),
@@ -527,6 +766,15 @@ _L05 = [
              _w("no residual", "l05.hint.no_residual", """
                 def my_pre_ln_block(x, attn, ffn, norm1, norm2):
                     return ffn(norm2(attn(norm1(x))))"""),
+             _w("the residual stream changed in place", "ex.changed_input", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    x += attn(norm1(x))
+                    x += ffn(norm2(x))
+                    return x"""),
+             _w("FFN on the block's input", "l05.hint.ffn_input", """
+                def my_pre_ln_block(x, attn, ffn, norm1, norm2):
+                    h = x + attn(norm1(x))
+                    return h + ffn(norm2(x))"""),
          ]),
     dict(key="l05.masks", lesson=L05, evaluate="attnlab.exercises.l05:evaluate_masks", names=("leaky_mask", "safe_mask"),
          reference=_src(l05.leaky_mask, l05.safe_mask),
@@ -569,6 +817,30 @@ _L05 = [
 
                 def safe_mask(T):
                     return torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
+             _w("the lesson's T = 10 written as a number", "l05.hint.mask_shape", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(10, 10, dtype=torch.bool))"""),
+             _w("safe mask: each token sees itself only", "l05.hint.safe_too_strict", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.eye(T, dtype=torch.bool)"""),
+             _w("safe mask sees one step ahead", "l05.hint.safe_leaks", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    return torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=1)"""),
+             _w("safe_mask without a return", "ex.returned_none", """
+                def leaky_mask(T):
+                    return torch.ones(T, T, dtype=torch.bool)
+
+                def safe_mask(T):
+                    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))"""),
          ]),
 ]
 

@@ -415,14 +415,14 @@ def test_dot_std_not_done_and_no_return(capsys):
     assert ok is False and wrong_with(out, "ex.returned_none"), out
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_the_judges_reference_is_the_measured_std(seed):
-    """The judge's reference (sigma² √d_k) is what 40 000 random (q, k) pairs give, for the drawn cases."""
-    g = torch.Generator().manual_seed(seed)
-    for d_k, sigma in l01._std_cases(seed):
+def test_the_judges_reference_is_the_measured_std():
+    """The judge's reference (sigma² √d_k) is what 20 000 random (q, k) pairs give, for the drawn cases
+    (the relative error of such an estimate is about 0.5 %)."""
+    g = torch.Generator().manual_seed(0)
+    for d_k, sigma in l01._std_cases(0):
         sigma = 1.0 if sigma is None else sigma
-        q = torch.randn(40_000, d_k, generator=g, dtype=torch.float64) * sigma
-        k = torch.randn(40_000, d_k, generator=g, dtype=torch.float64) * sigma
+        q = torch.randn(20_000, d_k, generator=g) * sigma
+        k = torch.randn(20_000, d_k, generator=g) * sigma
         assert math.isclose(float((q * k).sum(-1).std()), l01._std(d_k, sigma), rel_tol=0.02)
 
 

@@ -12,7 +12,7 @@ from attnlab.course.i18n import t
 
 from solutions import l02 as solutions
 
-from exercise_checks import assert_hint, graded, todo
+from exercise_checks import SEEDS, assert_hint, graded, todo
 
 
 # ------------------------------------------------------------------------------- split_heads
@@ -67,22 +67,39 @@ SPLIT_MISTAKES = [
 ]
 
 
-def test_split_accepts_solution(capsys):
-    assert l02._diagnose_split_heads(solutions.split_heads) == (True, "l02.ok.split", {})
-    assert graded(l02.check_split_heads, solutions.split_heads) is True
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_accepts_solution(capsys, seed):
+    assert l02.SPLIT.diagnose(solutions.split_heads, seed=seed) == (True, "l02.ok.split", {})
+    assert graded(l02.check_split_heads, solutions.split_heads, seed=seed) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l02.ok.split", "en")) + "\n"
 
 
-def test_split_accepts_reshape_variant():
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_accepts_reshape_variant(seed):
     def via_reshape(x, h):
         B, T, D = x.shape
         return x.reshape(B, T, h, -1).permute(0, 2, 1, 3)
-    assert graded(l02.check_split_heads, via_reshape) is True
+    assert graded(l02.check_split_heads, via_reshape, seed=seed) is True
+
+
+def test_the_sizes_are_drawn_per_seed():
+    """After the lesson's example, sizes drawn from the seed: B ≠ T in the general cases, one
+    sentence, d_k = 1, one head; they change from seed to seed."""
+    drawn = [l02._head_cases(seed) for seed in range(20)]
+    assert all(cases[0] == (2, 5, 12, 3) for cases in drawn)
+    assert len({tuple(cases[1:]) for cases in drawn}) == 20
+    for cases in drawn:
+        assert all(B != T for B, T, _, _ in cases[1:3]) and cases[3][0] == 1
+        assert cases[4][2] == cases[4][3] and cases[5][3] == 1
+    sizes = [l02._size_cases(seed) for seed in range(20)]
+    assert len({tuple(good) for good, _ in sizes}) == 20
+    assert all(D % H for _, bad in sizes for D, H in bad) and all(D % H == 0 for good, _ in sizes for D, H in good)
 
 
 @pytest.mark.parametrize("fn, key", SPLIT_MISTAKES, ids=[k.split(".")[-1] for _, k in SPLIT_MISTAKES])
-def test_split_rejects_mistake(fn, key, capsys):
-    assert_hint(l02.check_split_heads, l02._diagnose_split_heads, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l02.check_split_heads, l02.SPLIT.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_split_not_done(capsys):
@@ -127,9 +144,10 @@ MERGE_MISTAKES = [
 ]
 
 
-def test_merge_accepts_solution(capsys):
-    assert l02._diagnose_merge_heads(solutions.merge_heads) == (True, "l02.ok.merge", {})
-    assert graded(l02.check_merge_heads, solutions.merge_heads) is True
+@pytest.mark.parametrize("seed", SEEDS)
+def test_merge_accepts_solution(capsys, seed):
+    assert l02.MERGE.diagnose(solutions.merge_heads, seed=seed) == (True, "l02.ok.merge", {})
+    assert graded(l02.check_merge_heads, solutions.merge_heads, seed=seed) is True
     assert "✅" in capsys.readouterr().out
 
 
@@ -146,8 +164,9 @@ def test_merge_inverts_split():
 
 
 @pytest.mark.parametrize("fn, key", MERGE_MISTAKES, ids=[k.split(".")[-1] for _, k in MERGE_MISTAKES])
-def test_merge_rejects_mistake(fn, key, capsys):
-    assert_hint(l02.check_merge_heads, l02._diagnose_merge_heads, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_merge_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l02.check_merge_heads, l02.MERGE.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_merge_not_done(capsys):
@@ -198,6 +217,17 @@ def size_assert(d_model, h):
     return d_model // h, 4 * (d_model * d_model + d_model)
 
 
+def size_type_error(d_model, h):             # review 2026-12-01b (student): only "TypeError" was said
+    if d_model % h:
+        raise TypeError("not divisible")
+    return d_model // h, 4 * (d_model * d_model + d_model)
+
+
+def size_built_layer(d_model, h):            # review 2026-12-01b (student): accepted although forbidden
+    layer = attnlab.MultiHeadAttention(d_model, h)
+    return layer.d_k, sum(p.numel() for p in layer.parameters())
+
+
 SIZE_MISTAKES = [
     (_checked(size_scales_with_h), "l02.hint.size_scales_h"),
     (_checked(size_no_bias), "l02.hint.size_no_bias"),
@@ -208,18 +238,32 @@ SIZE_MISTAKES = [
     (size_no_check, "l02.hint.size_divisible"),
     (size_assert, "l02.hint.size_assert"),
     (_checked(lambda d_model, h: 4 * (d_model * d_model + d_model)), "l02.hint.size_format"),
+    (size_type_error, "l02.hint.size_raise_type"),
+    (size_built_layer, "l02.hint.size_built_layer"),
 ]
 
 
-def test_size_accepts_solution(capsys):
-    assert l02._diagnose_mha_size(solutions.mha_size) == (True, "l02.ok.size", {})
-    assert graded(l02.check_mha_size, solutions.mha_size) is True
+@pytest.mark.parametrize("seed", SEEDS)
+def test_size_accepts_solution(capsys, seed):
+    assert l02.SIZE.diagnose(solutions.mha_size, seed=seed) == (True, "l02.ok.size", {})
+    assert graded(l02.check_mha_size, solutions.mha_size, seed=seed) is True
     assert "✅" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, key", SIZE_MISTAKES, ids=[k.split(".")[-1] for _, k in SIZE_MISTAKES])
-def test_size_rejects_mistake(fn, key, capsys):
-    assert_hint(l02.check_mha_size, l02._diagnose_mha_size, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_size_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l02.check_mha_size, l02.SIZE.diagnose, fn, key, capsys, seed=seed)
+
+
+def test_a_layer_built_in_another_cell_is_caught_too():
+    """The ready layer reached through a name defined elsewhere (no attnlab in the function)."""
+    ns = {"attnlab": attnlab}
+    exec("Layer = attnlab.MultiHeadAttention\n"                                   # noqa: S102
+         "def my_mha_size(d_model, num_heads):\n"
+         "    layer = Layer(d_model, num_heads)\n"
+         "    return layer.d_k, sum(p.numel() for p in layer.parameters())\n", ns)
+    assert l02.SIZE.diagnose(ns["my_mha_size"], seed=0)[1] == "l02.hint.size_built_layer"
 
 
 def test_size_not_done(capsys):

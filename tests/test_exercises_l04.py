@@ -13,7 +13,7 @@ from attnlab.course.i18n import t
 
 from solutions import l04 as solutions
 
-from exercise_checks import assert_hint, graded, todo
+from exercise_checks import SEEDS, assert_hint, graded, todo
 
 
 def ones(T):
@@ -40,7 +40,7 @@ CAUSAL_MISTAKES = [
 
 
 def test_causal_accepts_solution(capsys):
-    assert l04._diagnose_causal_mask(solutions.causal_mask) == (True, "l04.ok.causal", {})
+    assert l04.CAUSAL.diagnose(solutions.causal_mask, seed=0) == (True, "l04.ok.causal", {})
     assert graded(l04.check_causal_mask, solutions.causal_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.causal", "en")) + "\n"
 
@@ -48,18 +48,19 @@ def test_causal_accepts_solution(capsys):
 def test_causal_accepts_variants():
     assert graded(l04.check_causal_mask, lambda T: torch.ones(1, 1, T, T).tril().bool()) is True
     assert graded(l04.check_causal_mask, lambda T: (torch.arange(T)[:, None] >= torch.arange(T))[None, None]) is True
-    assert graded(l04.check_causal_mask, attnlab.causal_mask) is True
+    assert graded(l04.check_causal_mask, attnlab.causal_mask) is False      # the forbidden function itself
 
 
 @pytest.mark.parametrize("fn, key", CAUSAL_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
                                                          enumerate(CAUSAL_MISTAKES)])
-def test_causal_rejects_mistake(fn, key, capsys):
-    assert_hint(l04.check_causal_mask, l04._diagnose_causal_mask, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_causal_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l04.check_causal_mask, l04.CAUSAL.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_causal_hint_names_the_leak():
-    ok, key, fields = l04._diagnose_causal_mask(lambda T: torch.tril(ones(T), diagonal=1)[None, None])
-    assert (key, fields) == ("l04.hint.causal_future", {"T": 4, "i": 0, "j": 1})
+    ok, key, fields = l04.CAUSAL.diagnose(lambda T: torch.tril(ones(T), diagonal=1)[None, None], seed=0)
+    assert (key, fields) == ("l04.hint.causal_future", {"T": l04._causal_cases(0)[0][0], "i": 0, "j": 1})
 
 
 def test_causal_not_done(capsys):
@@ -77,36 +78,37 @@ def test_causal_reports_other_errors(capsys):
 
 # ------------------------------------------------------------------------------ padding mask
 PADDING_MISTAKES = [
-    (lambda ids, pad: (ids == pad)[:, None, None, :], "l04.hint.pad_inverted"),
-    (lambda ids, pad: ids != pad, "l04.hint.pad_2d"),
-    (lambda ids, pad: (ids != pad)[:, None, :, None], "l04.hint.pad_rows"),
-    (lambda ids, pad: (ids != pad)[:, None, :], "l04.hint.shape"),
-    (lambda ids, pad: (ids != 0)[:, None, None, :], "l04.hint.pad_id"),
-    (lambda ids, pad: (ids != pad).float()[:, None, None, :], "l04.hint.dtype"),
-    (lambda ids, pad: (ids != pad).long()[:, None, None, :], "l04.hint.dtype"),
-    (lambda ids, pad: (ids > pad)[:, None, None, :], "l04.hint.pad_values"),
-    (lambda ids, pad: torch.zeros(ids.shape).masked_fill(ids == pad, float("-inf"))[:, None, None, :],
+    (lambda ids, pad=0: (ids == pad)[:, None, None, :], "l04.hint.pad_inverted"),
+    (lambda ids, pad=0: ids != pad, "l04.hint.pad_2d"),
+    (lambda ids, pad=0: (ids != pad)[:, None, :, None], "l04.hint.pad_rows"),
+    (lambda ids, pad=0: (ids != pad)[:, None, :], "l04.hint.shape"),
+    (lambda ids, pad=0: (ids != 0)[:, None, None, :], "l04.hint.pad_id"),
+    (lambda ids, pad=0: (ids != pad).float()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad=0: (ids != pad).long()[:, None, None, :], "l04.hint.dtype"),
+    (lambda ids, pad=0: (ids > pad)[:, None, None, :], "l04.hint.pad_values"),
+    (lambda ids, pad=0: torch.zeros(ids.shape).masked_fill(ids == pad, float("-inf"))[:, None, None, :],
      "l04.hint.additive"),
-    (lambda ids, pad: (ids != pad).numpy(), "l04.hint.not_tensor"),
+    (lambda ids, pad=0: (ids != pad).numpy(), "l04.hint.not_tensor"),
 ]
 
 
 def test_padding_accepts_solution(capsys):
-    assert l04._diagnose_padding_mask(solutions.padding_mask) == (True, "l04.ok.padding", {})
+    assert l04.PADDING.diagnose(solutions.padding_mask, seed=0) == (True, "l04.ok.padding", {})
     assert graded(l04.check_padding_mask, solutions.padding_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.padding", "en")) + "\n"
 
 
 def test_padding_accepts_variants():
-    assert graded(l04.check_padding_mask, lambda ids, pad: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
-    assert graded(l04.check_padding_mask, lambda ids, pad: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
-    assert graded(l04.check_padding_mask, attnlab.padding_mask) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad=0: (ids != pad).unsqueeze(1).unsqueeze(2)) is True
+    assert graded(l04.check_padding_mask, lambda ids, pad=0: ids.ne(pad).view(ids.shape[0], 1, 1, -1)) is True
+    assert graded(l04.check_padding_mask, attnlab.padding_mask) is False
 
 
 @pytest.mark.parametrize("fn, key", PADDING_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
                                                            enumerate(PADDING_MISTAKES)])
-def test_padding_rejects_mistake(fn, key, capsys):
-    assert_hint(l04.check_padding_mask, l04._diagnose_padding_mask, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_padding_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l04.check_padding_mask, l04.PADDING.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_padding_not_done(capsys):
@@ -134,39 +136,40 @@ def _padding(ids, pad):
 
 DECODER_MISTAKES = [
     (buggy_decoder_mask, "l04.hint.dec_or"),
-    (lambda ids, pad: ~solutions.decoder_mask(ids, pad), "l04.hint.dec_inverted"),
-    (lambda ids, pad: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
-    (lambda ids, pad: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
-    (lambda ids, pad: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows"),
-    (lambda ids, pad: _causal(ids) & _padding(ids, pad) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows_too"),
-    (lambda ids, pad: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
-    (lambda ids, pad: solutions.decoder_mask(ids, pad) & (torch.arange(ids.shape[1]) != 1),
+    (lambda ids, pad=0: ~solutions.decoder_mask(ids, pad), "l04.hint.dec_inverted"),
+    (lambda ids, pad=0: _causal(ids).expand(ids.shape[0], 1, -1, -1), "l04.hint.dec_no_padding"),
+    (lambda ids, pad=0: _padding(ids, pad).expand(-1, 1, ids.shape[1], -1), "l04.hint.dec_no_causal"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad)[:, 0], "l04.hint.dec_no_head"),
+    (lambda ids, pad=0: _causal(ids) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows"),
+    (lambda ids, pad=0: _causal(ids) & _padding(ids, pad) & _padding(ids, pad).transpose(-2, -1), "l04.hint.dec_pad_rows_too"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, 0), "l04.hint.pad_id"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad).int(), "l04.hint.dtype"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad)[:, :, None], "l04.hint.shape"),
+    (lambda ids, pad=0: solutions.decoder_mask(ids, pad) & (torch.arange(ids.shape[1]) != 1),
      "l04.hint.dec_values"),
-    (lambda ids, pad: torch.zeros(solutions.decoder_mask(ids, pad).shape).masked_fill(
+    (lambda ids, pad=0: torch.zeros(solutions.decoder_mask(ids, pad).shape).masked_fill(
         ~solutions.decoder_mask(ids, pad), float("-inf")), "l04.hint.additive"),
-    (lambda ids, pad: [1], "l04.hint.not_tensor"),
+    (lambda ids, pad=0: [1], "l04.hint.not_tensor"),
 ]
 
 
 def test_decoder_accepts_solution(capsys):
-    assert l04._diagnose_decoder_mask(solutions.decoder_mask) == (True, "l04.ok.decoder", {})
+    assert l04.DECODER.diagnose(solutions.decoder_mask, seed=0) == (True, "l04.ok.decoder", {})
     assert graded(l04.check_decoder_mask, solutions.decoder_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.decoder", "en")) + "\n"
 
 
 def test_decoder_accepts_variants():
-    assert graded(l04.check_decoder_mask, attnlab.decoder_mask) is True
-    assert graded(l04.check_decoder_mask, lambda ids, pad: _causal(ids) * _padding(ids, pad)) is True
-    assert graded(l04.check_decoder_mask, lambda ids, pad: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
+    assert graded(l04.check_decoder_mask, attnlab.decoder_mask) is False
+    assert graded(l04.check_decoder_mask, lambda ids, pad=0: _causal(ids) * _padding(ids, pad)) is True
+    assert graded(l04.check_decoder_mask, lambda ids, pad=0: torch.logical_and(_causal(ids), _padding(ids, pad))) is True
 
 
 @pytest.mark.parametrize("fn, key", DECODER_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
                                                            enumerate(DECODER_MISTAKES)])
-def test_decoder_rejects_mistake(fn, key, capsys):
-    assert_hint(l04.check_decoder_mask, l04._diagnose_decoder_mask, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_decoder_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l04.check_decoder_mask, l04.DECODER.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_decoder_not_done(capsys):
@@ -197,7 +200,7 @@ MHA_MISTAKES = [
 
 
 def test_mha_accepts_solution(capsys):
-    assert l04._diagnose_mha_mask(solutions.mha_mask) == (True, "l04.ok.mha", {})
+    assert l04.MHA.diagnose(solutions.mha_mask, seed=0) == (True, "l04.ok.mha", {})
     assert graded(l04.check_mha_mask, solutions.mha_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l04.ok.mha", "en")) + "\n"
 
@@ -209,8 +212,9 @@ def test_mha_accepts_variants():
 
 @pytest.mark.parametrize("fn, key", MHA_MISTAKES, ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in
                                                        enumerate(MHA_MISTAKES)])
-def test_mha_rejects_mistake(fn, key, capsys):
-    assert_hint(l04.check_mha_mask, l04._diagnose_mha_mask, fn, key, capsys)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mha_rejects_mistake(fn, key, capsys, seed):
+    assert_hint(l04.check_mha_mask, l04.MHA.diagnose, fn, key, capsys, seed=seed)
 
 
 def test_mha_not_done(capsys):
@@ -266,3 +270,32 @@ def test_reference_solutions_match_the_package():
     assert torch.equal(solutions.causal_mask(6), attnlab.causal_mask(6))
     assert torch.equal(solutions.padding_mask(ids, 0), attnlab.padding_mask(ids, 0))
     assert torch.equal(solutions.decoder_mask(ids, 0), attnlab.decoder_mask(ids, 0))
+
+
+def test_inputs_are_drawn_per_seed():
+    """Lengths beyond a small table (review W5), pad ids other than 0 with a real token 0, B == S
+    once, left padding first for the decoder; all change with the seed."""
+    for seed in range(20):
+        lengths = [T for (T,) in l04._causal_cases(seed)]
+        assert 1 in lengths and max(lengths) > 16 and {T % 2 for T in lengths} == {0, 1}
+        pads = l04._with_pad(l04._padding_cases(seed))
+        assert any(ids.shape[0] == ids.shape[1] for ids, _ in pads)
+        assert any(pad != 0 and (ids == 0).any() and (ids == pad).any() for ids, pad in pads)
+        first, _ = l04._decoder_cases(seed)[0]
+        assert (first[0, 0] == 0) and (first[:, -1] != 0).all()                        # padded on the left
+    assert len({tuple(T for (T,) in l04._causal_cases(s)) for s in range(20)}) >= 15
+    assert len({str(l04._padding_cases(s)[0][0].tolist()) for s in range(20)}) == 20
+
+
+@pytest.mark.parametrize("alias", ["attnlab.causal_mask", "from attnlab import causal_mask as cm; cm",
+                                   "getattr(attnlab, 'causal_mask')"])
+def test_the_forbidden_function_is_caught_however_it_is_reached(alias):
+    """Review 2026-12-01b (student): ``attnlab.causal_mask`` in exercise 1 was accepted."""
+    from solutions import catalogue
+    entry = next(e for e in catalogue.EXERCISES if e["key"] == "l04.causal")
+    *imports, expression = alias.split("; ")
+    source = "\n".join(imports + ["", "def my_causal_mask(T):", f"    return {expression}(T)", ""])
+    got = catalogue.run(entry, source, seed=1)
+    assert (got.ok, got.key) == (False, "ex.forbidden") and "attnlab.causal_mask" in got.text, got.text
+    got = catalogue.run(entry, "my_causal_mask = attnlab.causal_mask\n", seed=1)
+    assert (got.ok, got.key) == (False, "ex.forbidden"), got.text

@@ -7,7 +7,7 @@ import torch
 import attnlab
 from attnlab.exercises import l05
 
-from exercise_checks import graded
+from exercise_checks import SEEDS, graded
 from solutions import l05 as sol
 
 
@@ -87,10 +87,11 @@ def test_post_ln_todo_is_not_done(capsys):
 
 
 @pytest.mark.parametrize("fn,key", POST_MISTAKES, ids=[f.__name__ for f, _ in POST_MISTAKES])
-def test_post_ln_mistakes(fn, key, capsys):
-    ok, got_key, fields = l05.diagnose_post_ln_block(fn)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_post_ln_mistakes(fn, key, capsys, seed):
+    ok, got_key, fields = l05.diagnose_post_ln_block(fn, seed)
     assert (ok, got_key) == (False, key)
-    assert graded(l05.check_post_ln_block, fn, lang="en") is False
+    assert graded(l05.check_post_ln_block, fn, lang="en", seed=seed) is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -184,10 +185,11 @@ def test_pre_ln_todo_is_not_done(capsys):
 
 
 @pytest.mark.parametrize("fn,key", PRE_MISTAKES, ids=[f.__name__ for f, _ in PRE_MISTAKES])
-def test_pre_ln_mistakes(fn, key, capsys):
-    ok, got_key, fields = l05.diagnose_pre_ln_block(fn)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pre_ln_mistakes(fn, key, capsys, seed):
+    ok, got_key, fields = l05.diagnose_pre_ln_block(fn, seed)
     assert (ok, got_key) == (False, key)
-    assert graded(l05.check_pre_ln_block, fn, lang="en") is False
+    assert graded(l05.check_pre_ln_block, fn, lang="en", seed=seed) is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -198,11 +200,11 @@ def test_the_two_blocks_are_not_interchangeable():
 
 
 @pytest.mark.parametrize("norm_first,table", [(False, l05._POST_MISTAKES), (True, l05._PRE_MISTAKES)])
-def test_every_listed_mistake_differs_from_the_right_answer(norm_first, table):
-    torch.manual_seed(0)
-    for seed, B, T in l05._cases():
-        block = l05._make_block(norm_first, seed)
-        x = 2.0 * torch.randn(B, T, 16) + 0.5
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_listed_mistake_differs_from_the_right_answer(norm_first, table, seed):
+    for case_seed, B, T, d_model, heads, d_ff in l05._cases(seed):
+        block = l05._make_block(norm_first, case_seed, d_model, heads, d_ff)
+        x = l05._block_input(case_seed, B, T, d_model)
         with torch.no_grad():
             right, _ = block(x, mask=attnlab.causal_mask(T))
             for variants in table.values():
@@ -216,7 +218,7 @@ def float_tril(T):
     return torch.tril(torch.ones(T, T))
 
 
-def fixed_size(T):
+def fixed_size(T):                                       # the lesson's T = 10, written as a number
     return torch.tril(torch.ones(10, 10, dtype=torch.bool))
 
 
@@ -277,10 +279,11 @@ def test_masks_todo_is_not_done(capsys):
 
 @pytest.mark.parametrize("leaky,safe,key", MASK_MISTAKES, ids=[k.split(".")[-1] + str(i) for i, (_, _, k)
                                                                 in enumerate(MASK_MISTAKES)])
-def test_masks_mistakes(leaky, safe, key, capsys):
-    ok, got_key, fields = l05.diagnose_masks(leaky, safe)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_masks_mistakes(leaky, safe, key, capsys, seed):
+    ok, got_key, fields = l05.diagnose_masks(leaky, safe, seed)
     assert (ok, got_key) == (False, key)
-    assert graded(l05.check_masks, leaky, safe, lang="en") is False
+    assert graded(l05.check_masks, leaky, safe, lang="en", seed=seed) is False
     out = capsys.readouterr().out
     assert "❌" in out and attnlab.t(key, "en", **fields) in out
 
@@ -301,3 +304,33 @@ def test_checkers_speak_the_lesson_language(lang, capsys):
     graded(l05.check_pre_ln_block, pre_norm_stream, lang=lang)
     out = capsys.readouterr().out
     assert attnlab.t("l05.hint.pre.norm_stream", lang) in out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_blocks_accept_the_reference_on_every_seed(seed):
+    assert l05.diagnose_post_ln_block(sol.post_ln_block, seed)[:2] == (True, "l05.ok.post_ln")
+    assert l05.diagnose_pre_ln_block(sol.pre_ln_block, seed)[:2] == (True, "l05.ok.pre_ln")
+    assert l05.diagnose_masks(sol.leaky_mask, sol.safe_mask, seed)[:2] == (True, "l05.ok.masks")
+
+
+def test_sizes_are_drawn_per_seed():
+    cases = [l05._cases(seed) for seed in range(20)]
+    assert len({tuple(c[1:] for c in cs) for cs in cases}) == 20
+    assert all(B != T for cs in cases for _, B, T, *_ in cs)
+    lengths = [l05._mask_lengths(seed) for seed in range(20)]
+    assert all(a % 2 == 0 and b % 2 == 1 for a, b in lengths) and len(set(lengths)) > 10
+
+
+def test_a_block_that_changes_its_input_in_place(capsys):
+    def in_place(x, attn, ffn, norm1, norm2):
+        x += attn(norm1(x))
+        x += ffn(norm2(x))
+        return x
+    assert l05.diagnose_pre_ln_block(in_place, 0)[:2] == (False, "ex.changed_input")
+
+
+def test_a_block_with_a_forgotten_return(capsys):
+    def no_return(x, attn, ffn, norm1, norm2):
+        x = norm1(x + attn(x))
+        x = norm2(x + ffn(x))
+    assert l05.diagnose_post_ln_block(no_return, 0)[:2] == (False, "ex.returned_none")

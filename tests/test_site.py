@@ -99,7 +99,8 @@ def test_build_has_every_page(site):
     for page in ("index.html", "explorer.html", "glossary.html", "license.html", "assets/fonts/OFL.txt",
                  "assets/fonts/NotoSansSC-AttnLab.woff", "assets/search-index.js"):
         assert (out / page).is_file(), page
-    assert stats["seconds"] < 60, stats
+    # No bound on stats["seconds"]: a timed assertion fails on a busy machine and says nothing about
+    # the code (the build's time is a figure for docs/website.md, not a test).
 
 
 def html_pages(out):

@@ -30,10 +30,12 @@ from typing import Callable
 import torch
 
 from ..course.i18n import t
-from ._judge import (Diagnosis, Verdict, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
+from ._judge import (Diagnosis, Verdict, as_tensor, changed_inputs, check_plain, error_of, finite, forbidden_use,  # noqa: F401
                      is_tensor, judging, kind, load_results, number, outcome_of, raises, save_results,
                      student_error, value_of)
-from ._probe import (Draw, NotDone, ReturnedNone, attempt, call_student, error_data, fresh_seed,  # noqa: F401
+from ._errors import CAUSE_KEYS, error_cause  # noqa: F401
+from ._probe import (Draw, NotDone, ReturnedNone, attempt, call_student,  # noqa: F401
+                     error_data, fresh_seed,
                      mark_student, opaque, raised_by_student, references, seeded, source_of, to_data,
                      untouched)
 
@@ -88,31 +90,6 @@ def seed(n: int) -> None:
 
 
 # --------------------------------------------------------------------------- student errors
-# Where a raw Python error from the student's code has a likely cause: (type, any of these texts, key).
-_CAUSES = (
-    (TypeError, ("'tuple' object", "not tuple", "and 'tuple'", "'tuple' and", "concatenate tuple"), "ex.cause.tuple"),
-    (TypeError, ("'float' object cannot be interpreted as an integer", "found element of type float",
-                 "tuple of ints,but got float", "tuple of ints, but got float", "slice indices must be integers",
-                 "must be int, not float", "not float"), "ex.cause.float_int"),
-    (TypeError, ("'NoneType'", "NoneType"), "ex.cause.none"),
-    (AttributeError, ("'NoneType'",), "ex.cause.none"),
-    (AttributeError, ("'tuple' object",), "ex.cause.tuple"),
-    (NameError, ("",), "ex.cause.name"),
-    (IndexError, ("Dimension out of range",), "ex.cause.dim"),
-    (RuntimeError, ("mat1 and mat2 shapes cannot be multiplied", "must match the size of tensor",
-                    "Expected size for first two dimensions of batch2", "size mismatch"), "ex.cause.shapes"),
-)
-
-
-def error_cause(err: BaseException) -> str | None:
-    """The message key of the likely cause of ``err``, or None where none is known."""
-    text = str(err)
-    for kind, needles, key in _CAUSES:
-        if isinstance(err, kind) and any(n in text for n in needles):
-            return key
-    return None
-
-
 def _first_line(err: BaseException) -> str:
     return str(err).splitlines()[0] if str(err) else ""
 
@@ -126,7 +103,6 @@ def wording(key: str, fields: dict, lang: str | None) -> str:
     return t(key, lang, **{k: _word(v, lang) for k, v in fields.items()})
 
 
-CAUSE_KEYS = frozenset(key for *_, key in _CAUSES)
 _PASSED: dict[str, bool] = {}            # exercise name key -> did its latest check pass (this kernel)
 
 
@@ -228,6 +204,11 @@ class Exercise:
         s = fresh_seed() if seed is None else int(seed)
         return evaluate(self.title, lambda: self.judge(self.probe(*objects, seed=s), seed=s), lang,
                         discussion=self.discussion, seed=s)
+
+    def diagnose(self, *objects, seed: int) -> Diagnosis:
+        """Probe and judge in this process, unworded: ``(ok, key, fields)`` (for tests)."""
+        with torch.random.fork_rng(devices=[]):
+            return self.judge(self.probe(*objects, seed=seed), seed=seed)
 
     def verdict(self, results: dict, *, seed: int, lang: str | None = None) -> Feedback:
         """The judge alone on recorded results (the grader's side), worded."""

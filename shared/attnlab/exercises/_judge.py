@@ -81,7 +81,7 @@ def raises(error: dict | None, kind: str) -> bool:
 
 def student_error(error: dict) -> Verdict:
     """The generic verdict on a student's exception: its likely cause first where one is known."""
-    from ._common import CAUSE_KEYS
+    from ._errors import CAUSE_KEYS
     fields = {"error": error["type"], "message": error["message"]}
     if error["cause"] in CAUSE_KEYS:
         return Verdict(False, error["cause"], **fields)
@@ -124,6 +124,15 @@ def kind(value) -> str:
     if isinstance(value, dict) and isinstance(value.get("__type__"), str):
         return value["__type__"][:60]
     return type(value).__name__
+
+
+def as_tensor(value):
+    """The tensor the student returned, a numpy array's values included; None otherwise."""
+    if is_tensor(value):
+        return value
+    if isinstance(value, dict) and value.get("__type__") == "ndarray" and is_tensor(value.get("data")):
+        return value["data"]
+    return None
 
 
 def number(value):
@@ -185,8 +194,8 @@ def forbidden_use(results: dict, forbidden: frozenset[str] | set[str]) -> str | 
             if not isinstance(ref, str):
                 continue
             last = ref.rsplit(".", 1)[-1]
-            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) or not parsed):
-                hits.add(last)
+            if last in forbidden and (ref.startswith(("attnlab.", "torch.")) if "." in ref else not parsed):
+                hits.add(last)                # a package function by its qualified name; a bare name: no source
     return min(hits) if hits else None
 
 

@@ -2,7 +2,7 @@
 sandbox). It draws every input from a seed, calls the student's code, and turns what came back into
 plain data that a judge in another process can read (``_judge``). Re-exported by ``_common``.
 
-    draw = Draw(seed, "l01.softmax")          # sizes and tensors from the seed alone
+    draw = Draw(seed, "l01/softmax")          # sizes and tensors from the seed alone
     outcome = attempt(fn, x)                  # {"value": ...} | {"error": {...}} | {"not_done": True}
 
 Nothing here decides a verdict, and nothing touches torch's global random state.
@@ -21,7 +21,8 @@ from typing import Callable
 
 import torch
 
-_STUDENT = "_attnlab_raised_by_student"
+from ._errors import error_data, mark_student, raised_by_student  # noqa: F401  (re-exported)
+
 _MAX_ELEMENTS = 4_000_000          # a returned tensor larger than this is recorded by its shape only
 _MAX_DEPTH = 6
 
@@ -142,19 +143,6 @@ def _todo_template(func) -> bool:
 
 
 # --------------------------------------------------------------------------- calling the student
-def mark_student(err: BaseException) -> BaseException:
-    """Mark ``err`` as raised inside the student's code (``evaluate`` then blames the student)."""
-    try:
-        setattr(err, _STUDENT, True)
-    except (AttributeError, TypeError):      # pragma: no cover - exceptions without a __dict__
-        pass
-    return err
-
-
-def raised_by_student(err: BaseException) -> bool:
-    return bool(getattr(err, _STUDENT, False))
-
-
 def call_student(fn: Callable, *args, **kwargs):
     """Call the student's function (or class, or module). NotDone while it is the untouched TODO
     (or returns ``...``); ReturnedNone when written but returning None. An exception raised inside
@@ -173,14 +161,6 @@ def call_student(fn: Callable, *args, **kwargs):
     if result is None:
         raise ReturnedNone
     return result
-
-
-def error_data(err: BaseException) -> dict:
-    """A student's exception as plain data: its type, the names of its classes, the first line."""
-    from ._common import error_cause
-    text = str(err)
-    return {"type": type(err).__name__, "types": [c.__name__ for c in type(err).__mro__],
-            "message": text.splitlines()[0][:300] if text else "", "cause": error_cause(err)}
 
 
 def attempt(fn: Callable, *args, **kwargs) -> dict:
@@ -227,9 +207,9 @@ def opaque(obj) -> dict:
 
 
 def to_data(obj, depth: int = 0):
-    """What the student returned, as plain data: tensors (detached CPU copies, numpy arrays
-    included), numbers, strings, bools, None, and tuples/lists/dicts of those; anything else as
-    ``{"__type__": name}``."""
+    """What the student returned, as plain data: tensors (detached CPU copies), numbers, strings,
+    bools, None, and tuples/lists/dicts of those; a numpy array as ``{"__type__": "ndarray",
+    "data": tensor}``; anything else as ``{"__type__": name}``."""
     if depth > _MAX_DEPTH:
         return opaque(obj)
     if obj is None or isinstance(obj, (bool, str)):
@@ -251,10 +231,13 @@ def to_data(obj, depth: int = 0):
     if isinstance(obj, torch.Size):                                    # pragma: no cover - a tuple
         return tuple(int(s) for s in obj)
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        out = opaque(obj)                      # an ndarray: its type, and its values as a tensor
         try:
-            return torch.from_numpy(obj.copy()) if obj.dtype.kind in "biuf" else opaque(obj)
+            if obj.dtype.kind in "biuf" and obj.size <= _MAX_ELEMENTS:
+                out["data"] = torch.from_numpy(obj.copy())
         except Exception:                                              # noqa: BLE001
-            return opaque(obj)
+            pass
+        return out
     return opaque(obj)
 
 
@@ -290,6 +273,8 @@ def references(obj) -> list[str]:
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
     out = set(names)
+    if inspect.isfunction(target) or inspect.isbuiltin(target):        # the student's name for a package function
+        out.add(f"{getattr(target, '__module__', '') or ''}.{getattr(target, '__qualname__', '')}")
     for name in names:
         value = scope.get(name) if isinstance(scope, dict) else None
         if inspect.ismodule(value):

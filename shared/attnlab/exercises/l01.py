@@ -11,10 +11,10 @@ import math
 
 import torch
 
-from ..attention import scaled_dot_product_attention
-from ._common import (Draw, Exercise, Feedback, Msg, Verdict, attempt, changed_inputs, evaluate_exercise, is_tensor,
+from ._common import (Draw, Exercise, Feedback, Verdict, attempt, changed_inputs, evaluate_exercise, is_tensor,
                       judging, kind, number, printing, raises, value_of)
 from ._common import close as _close, max_diff as _max_diff, shape as _shape
+from .l01_attention import attention_problem as _attention_problem
 
 __all__ = ["check_softmax", "evaluate_softmax", "check_attention", "evaluate_attention", "check_dot_std",
            "evaluate_dot_std", "EXERCISES"]
@@ -27,7 +27,7 @@ def _stop(outcome: dict) -> bool:
 
 # --------------------------------------------------------------------------- exercise 1: softmax
 def _softmax_cases(seed: int) -> list[torch.Tensor]:
-    d = Draw(seed, "l01.softmax")
+    d = Draw(seed, "l01/softmax")
     rows, cols = d.sample(range(2, 9), 2)                        # 2-D, not square: a missing keepdim fails loudly
     a, b, c = d.sample(range(2, 7), 3)                           # 3-D: "the last dimension", not dim=1
     n = d.int(3, 7)                                              # square: a missing keepdim fails silently
@@ -115,13 +115,15 @@ check_softmax = printing(evaluate_softmax)
 
 # --------------------------------------------------------------------------- exercise 2: attention
 def _attention_cases(seed: int) -> list[tuple[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]:
-    d = Draw(seed, "l01.attention")
+    d = Draw(seed, "l01/attention")
     n = d.int(3, 6)
     # Every size of a case different, none the square of d_k (√ of it would be d_k: an ambiguous
-    # hint), and d_k different in each case, so that no fixed number can stand for √d_k.
+    # hint), d_k different in each case (no fixed number can stand for √d_k), and no size of the
+    # second case equal to the first case's n (each size the student may have used instead of d_k,
+    # q.shape[-2], k.shape[0], ..., changes between the cases, unlike a number written in the code).
     while True:
         T, S, d_k, d_v = d.sample(range(2, 10), 4)
-        if d_k * d_k not in (T, S, d_v) and d_k != n:
+        if d_k * d_k not in (T, S, d_v) and n not in (T, S, d_k, d_v):
             break
     while True:
         B, H, bT, bS, b_dk, b_dv = d.sample(range(2, 10), 6)
@@ -146,77 +148,6 @@ def probe_attention(fn, *, seed: int) -> dict:
     return results
 
 
-def _attend(scores: torch.Tensor, v: torch.Tensor, dim: int = -1):
-    w = torch.softmax(scores, dim=dim)
-    return w @ v, w
-
-
-def _attention_variants(q, k, v) -> list[tuple[str, tuple[torch.Tensor, torch.Tensor]]]:
-    """(hint key, (out, weights)) for each typical mistake that runs on these shapes."""
-    d_k = q.shape[-1]
-    raw = q @ k.transpose(-2, -1)
-    variants = [
-        ("l01.attn.no_scale", _attend(raw, v)),
-        ("l01.attn.scale_dk", _attend(raw / d_k, v)),
-        ("l01.attn.softmax_dim", _attend(raw / math.sqrt(d_k), v, dim=-2)),
-    ]
-    for size in sorted((set(q.shape) | set(k.shape) | set(v.shape)) - {d_k}):
-        variants.append(("l01.attn.which_dk", _attend(raw / math.sqrt(size), v)))
-    for key, scores in (("l01.attn.transpose_q", lambda: q.transpose(-2, -1) @ k),
-                        ("l01.attn.order", lambda: k @ q.transpose(-2, -1))):
-        try:
-            variants.append((key, _attend(scores() / math.sqrt(d_k), v)))
-        except RuntimeError:                                       # shapes do not fit: it would have raised
-            pass
-    return variants
-
-
-def _fitted_scale(w: torch.Tensor, raw: torch.Tensor) -> float | None:
-    """The number c with w = softmax(raw / c) (least squares on the centred log-weights), or None
-    if no single number fits: how a student's scores were scaled, whatever they divided by."""
-    w, raw = w.detach().double(), raw.double()
-    if w.shape != raw.shape or not torch.isfinite(w).all() or not (w > 0).all():
-        return None
-    log_w = w.log() - w.log().mean(dim=-1, keepdim=True)
-    centred = raw - raw.mean(dim=-1, keepdim=True)
-    denom = float((centred * log_w).sum())
-    if denom <= 0:
-        return None
-    c = float((centred * centred).sum()) / denom
-    return c if _close(torch.softmax(raw / c, dim=-1), w, rtol=1e-3, atol=1e-5) else None
-
-
-def _attention_problem(case: str, q, k, v, result) -> tuple[str, dict] | None:
-    if not (isinstance(result, (tuple, list)) and len(result) == 2 and all(is_tensor(r) for r in result)):
-        return ("l01.attn.return_pair", {})
-    out, w = result
-    ref_out, ref_w = scaled_dot_product_attention(q, k, v)
-    if _close(out, ref_out) and _close(w, ref_w):
-        return None
-    if _close(out, ref_w) and _close(w, ref_out):
-        return ("l01.attn.swapped", {})
-    # Mistakes in the scores or the softmax change the weights: matched on the weights.
-    if not _close(w, ref_w):
-        for key, (_, v_w) in _attention_variants(q, k, v):
-            if _close(w, v_w):
-                return (key, {})
-        c = _fitted_scale(w, q @ k.transpose(-2, -1))
-        if c is not None:                                          # a fixed number, not √d_k of these inputs
-            return ("l01.attn.scale_fixed", {"c": c, "d_k": q.shape[-1], "want": math.sqrt(q.shape[-1])})
-        if _close(out, ref_out):
-            return ("l01.attn.weights_not_softmax", {})
-        if w.shape != ref_w.shape:
-            return ("l01.attn.weights_shape", {"got": _shape(w), "want": _shape(ref_w)})
-    # The weights are right (or unrecognisably wrong): look at the output.
-    if _close(out, w) or _close(out, ref_w):
-        return ("l01.attn.no_v", {})
-    if out.shape != ref_out.shape:
-        return ("l01.attn.out_shape", {"got": _shape(out), "want": _shape(ref_out)})
-    if case == "batched":
-        return ("l01.attn.batched", {"error": Msg("l01.attn.wrong_values")})
-    return ("l01.attn.mismatch", {"diff": _max_diff(out, ref_out)})       # out differs here (else: returned)
-
-
 @judging
 def judge_attention(results: dict, *, seed: int):
     for case, (q, k, v) in _attention_cases(seed):
@@ -227,7 +158,9 @@ def judge_attention(results: dict, *, seed: int):
                 return False, "l01.attn.cross" if case == "cross" else "l01.attn.batched", {"error": error["type"]}
             return None
         result = value_of(results, case, errors=errors)
-        problem = _attention_problem(case, q, k, v, result)
+        others = [(*qkv, results[c]["value"]) for c, qkv in _attention_cases(seed)
+                  if c != case and isinstance(results.get(c), dict) and "value" in results[c]]
+        problem = _attention_problem(case, q, k, v, result, others)
         if problem:
             return (False, *problem)
         changed = changed_inputs(results, case)
@@ -249,7 +182,7 @@ check_attention = printing(evaluate_attention)
 # --------------------------------------------------------------------------- exercise 3: std of q·k
 def _std_cases(seed: int) -> list[tuple[int, float | None]]:
     """(d_k, sigma) pairs; sigma None: called as fn(d_k), the default sigma = 1.0 of the exercise cell."""
-    d = Draw(seed, "l01.dot_std")
+    d = Draw(seed, "l01/dot_std")
     d_ks = [d.int(2, 9), d.int(10, 60), d.int(61, 400), d.int(2, 400), d.int(2, 100)]
     sigmas = [round(d.uniform(0.3, 0.75), 2), round(d.uniform(1.35, 2.5), 2), round(d.uniform(0.3, 0.75), 2),
               round(d.uniform(1.35, 2.5), 2), None]

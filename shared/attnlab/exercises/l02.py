@@ -2,89 +2,120 @@
 
 - ``check_split_heads(fn)``: ``fn(x (B, T, D), num_heads) -> (B, H, T, d_k)``
 - ``check_merge_heads(fn)``: ``fn(x (B, H, T, d_k)) -> (B, T, D)``
-- ``check_mha_size(fn)``:    ``fn(d_model, num_heads) -> (d_k, number of parameters)``
+- ``check_mha_size(fn)``:    ``fn(d_model, num_heads) -> (d_k, number of parameters)``, by the formula
+  (building a layer is refused: read from the source)
 
-Each checker compares the student's function with ``attnlab.MultiHeadAttention`` on several
-inputs, recognises the typical mistakes and prints a hint for the first one it meets.
-The ``_diagnose_*`` functions return ``(ok, message key, fields)`` so the tests can see
-which hint was chosen.
+Each is a probe (the student's function on sizes drawn from the seed, after the lesson's own
+example) and a judge (compares with ``attnlab.MultiHeadAttention``'s split/merge and its parameter
+count, recognises the typical mistakes, one hint each).
 """
 from __future__ import annotations
 
-import numbers
 from typing import Callable
 
 import torch
 
 from ..multihead import MultiHeadAttention
-from ._common import Diagnosis, Feedback, call_student, evaluate, mark_student, printing, shape
+from ._common import (Diagnosis, Draw, Exercise, Feedback, Verdict, attempt, changed_inputs, evaluate_exercise,
+                      forbidden_use, is_tensor, judging, kind, number, printing, raises, references, shape,
+                      source_of, value_of)
 
-# (B, T, D, H): batch > 1, T != H and d_k != H, so that every typical mistake shows.
-_CASES = ((2, 5, 12, 3), (1, 4, 8, 2), (3, 7, 16, 4), (2, 3, 6, 6), (2, 6, 8, 1))
+__all__ = ["check_split_heads", "evaluate_split_heads", "check_merge_heads", "evaluate_merge_heads",
+           "check_mha_size", "evaluate_mha_size", "EXERCISES"]
+
+_LESSON = (2, 5, 12, 3)   # the lesson's example (B, T, D, H): right there only = sizes written as numbers
+
+
+def _head_cases(seed: int) -> list[tuple[int, int, int, int]]:
+    """(B, T, D, H): the lesson's example, then sizes drawn from the seed: B > 1 with B ≠ T, T ≠ H and
+    d_k ≠ H (so that every typical mistake shows), B = 1, d_k = 1 and one head; odd and even."""
+    d = Draw(seed, "l02/heads")
+    cases = [_LESSON]
+    while len(cases) < 3:
+        B, T, H, d_k = d.int(2, 4), d.int(2, 8), d.int(2, 5), d.int(2, 6)
+        if B != T and T != H and d_k != H and (B, T, H * d_k, H) not in cases:
+            cases.append((B, T, H * d_k, H))
+    H, d_k = d.int(2, 4), d.int(2, 5)
+    cases.append((1, d.int(3, 7), H * d_k, H))                        # one sentence
+    H = d.int(2, 6)
+    cases.append((d.int(2, 3), d.choice([t for t in range(2, 8) if t != H]), H, H))   # d_k = 1
+    cases.append((d.int(2, 3), d.int(3, 7), d.int(3, 9), 1))         # one head: d_k = D
+    return cases
 
 
 def _reference(D: int, H: int) -> MultiHeadAttention:
-    """The package's layer (evaluate runs every checker on a forked random state)."""
-    return MultiHeadAttention(D, H)
+    """The package's layer, on the meta device: only its split/merge (shapes) and its size are used."""
+    with torch.device("meta"):
+        return MultiHeadAttention(D, H)
 
 
-def _inputs(B: int, T: int, D: int, seed: int) -> torch.Tensor:
-    return torch.randn(B, T, D, generator=torch.Generator().manual_seed(seed))
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=1e-6, rtol=0)
-
-
-def _call(fn: Callable, *args) -> tuple[object, Diagnosis | None]:
-    """(the student's result, None), or (None, hint) for a typical view/reshape error."""
-    try:
-        return call_student(fn, *args), None
-    except (TypeError, RuntimeError) as e:
-        msg = str(e).splitlines()[0] if str(e) else ""
-        if isinstance(e, TypeError) and "float" in msg:
-            return None, (False, "l02.hint.float_size", {})
-        if isinstance(e, RuntimeError) and "is invalid for input of size" in msg:
-            return None, (False, "l02.hint.bad_sizes", {"message": msg})
-        if isinstance(e, RuntimeError) and "view size is not compatible" in msg:
-            return None, (False, "l02.hint.merge_view", {})
-        raise
+def _head_errors(error: dict):
+    """A typical view/reshape error -> its hint (None: the generic wording)."""
+    if raises(error, "TypeError") and "float" in error["message"]:
+        return False, "l02.hint.float_size", {}
+    if raises(error, "RuntimeError") and "is invalid for input of size" in error["message"]:
+        return False, "l02.hint.bad_sizes", {"message": error["message"]}
+    if raises(error, "RuntimeError") and "view size is not compatible" in error["message"]:
+        return False, "l02.hint.merge_view", {}
+    return None
 
 
 def _check_tensor(got, x: torch.Tensor, expected: torch.Tensor) -> Diagnosis | None:
-    if not isinstance(got, torch.Tensor):
-        return False, "l02.hint.not_tensor", {"got": type(got).__name__}
+    if not is_tensor(got):
+        return False, "l02.hint.not_tensor", {"got": kind(got)}
     if got.shape != expected.shape:
         return False, "l02.hint.shape", {"inp": shape(x.shape), "expected": shape(expected.shape),
                                          "got": shape(got.shape)}
     return None
 
 
-# ------------------------------------------------------------------------------- split_heads
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=1e-6, rtol=0)
+
+
 def _hard_coded(diagnosis: Diagnosis, i: int) -> Diagnosis:
-    """A function right on the first case and wrong on a later one with other sizes wrote sizes
-    as numbers: say so instead of the symptom."""
+    """A function right on the lesson's example and wrong on a later case with other sizes wrote
+    sizes as numbers: say so instead of the symptom."""
     if i > 0 and diagnosis[1] in ("l02.hint.bad_sizes", "l02.hint.shape", "l02.hint.wrong_dk", "l02.hint.values"):
         return False, "l02.hint.hard_coded", {}
     return diagnosis
 
 
-def _diagnose_split_heads(fn: Callable) -> Diagnosis:
-    for i, (B, T, D, H) in enumerate(_CASES):
-        problem = _split_case(fn, B, T, D, H, i)
-        if problem:
-            return _hard_coded(problem, i)
-    return True, "l02.ok.split", {}
+def _judge_heads(results: dict, seed: int, inputs: Callable, problem: Callable, ok_key: str) -> Diagnosis:
+    for i, (B, T, D, H) in enumerate(_head_cases(seed)):
+        x = inputs(seed, i, B, T, D, H)
+        try:
+            got = value_of(results, f"case{i}", errors=_head_errors)
+        except Verdict as verdict:
+            if verdict.diagnosis[0] is False and verdict.diagnosis[1].startswith("l02."):
+                return _hard_coded(verdict.diagnosis, i)
+            raise
+        hint = problem(got, x, B, T, D, H)
+        if hint:
+            return _hard_coded(hint, i)
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "x"}
+    return True, ok_key, {}
 
 
-def _split_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnosis | None:
+# ------------------------------------------------------------------------------- split_heads
+def _split_input(seed: int, i: int, B: int, T: int, D: int, H: int) -> torch.Tensor:
+    return Draw(seed, f"l02/split/{i}").randn(B, T, D)
+
+
+def probe_split_heads(fn: Callable, *, seed: int) -> dict:
+    results = {}
+    for i, (B, T, D, H) in enumerate(_head_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, _split_input(seed, i, B, T, D, H), H)
+        if outcome.get("value") is None:
+            break
+    return results
+
+
+def _split_problem(got, x, B, T, D, H) -> Diagnosis | None:
     d_k = D // H
-    x = _inputs(B, T, D, seed=100 + i)
-    expected = _reference(D, H).split_heads(x)                     # (B, H, T, d_k)
-    got, hint = _call(fn, x.clone(), H)
-    if hint:
-        return hint
-    if isinstance(got, torch.Tensor) and got.shape != expected.shape:
+    expected = _reference(D, H).split_heads(x)                         # (B, H, T, d_k)
+    if is_tensor(got) and got.shape != expected.shape:
         if got.shape == (B, T, H, d_k):
             return False, "l02.hint.split_forgot_transpose", {"got": shape(got.shape)}
         if got.dim() == 4 and got.shape[-1] != d_k:
@@ -101,28 +132,38 @@ def _split_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnos
     return False, "l02.hint.values", {"inp": shape(x.shape)}
 
 
-def evaluate_split_heads(fn: Callable, lang: str | None = None) -> Feedback:
+@judging
+def judge_split_heads(results: dict, *, seed: int) -> Diagnosis:
+    return _judge_heads(results, seed, _split_input, _split_problem, "l02.ok.split")
+
+
+SPLIT = Exercise("l02.split_heads", "l02.ex.split_heads", ("my_split_heads",), probe_split_heads, judge_split_heads)
+
+
+def evaluate_split_heads(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """Check ``fn(x (B, T, D), num_heads) -> (B, H, T, d_k)``, as MultiHeadAttention.split_heads."""
-    return evaluate("l02.ex.split_heads", lambda: _diagnose_split_heads(fn), lang)
+    return evaluate_exercise(SPLIT, (fn,), lang, seed)
 
 check_split_heads = printing(evaluate_split_heads)
 
 
 # ------------------------------------------------------------------------------- merge_heads
-def _diagnose_merge_heads(fn: Callable) -> Diagnosis:
-    for i, (B, T, D, H) in enumerate(_CASES):
-        problem = _merge_case(fn, B, T, D, H, i)
-        if problem:
-            return _hard_coded(problem, i)
-    return True, "l02.ok.merge", {}
+def _merge_input(seed: int, i: int, B: int, T: int, D: int, H: int) -> torch.Tensor:
+    return Draw(seed, f"l02/merge/{i}").randn(B, T, D).view(B, H, T, D // H)   # contiguous (B, H, T, d_k)
 
 
-def _merge_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnosis | None:
-    d_k = D // H
-    x = _inputs(B, T, D, seed=200 + i).view(B, H, T, d_k)                 # contiguous (B, H, T, d_k)
-    expected = _reference(D, H).merge_heads(x)                     # (B, T, D)
-    got, hint = _call(fn, x.clone())
-    hint = hint or _check_tensor(got, x, expected)
+def probe_merge_heads(fn: Callable, *, seed: int) -> dict:
+    results = {}
+    for i, (B, T, D, H) in enumerate(_head_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, _merge_input(seed, i, B, T, D, H))
+        if outcome.get("value") is None:
+            break
+    return results
+
+
+def _merge_problem(got, x, B, T, D, H) -> Diagnosis | None:
+    expected = _reference(D, H).merge_heads(x)                         # (B, T, D)
+    hint = _check_tensor(got, x, expected)
     if hint:
         return hint
     if _same(got, expected):
@@ -134,65 +175,131 @@ def _merge_case(fn: Callable, B: int, T: int, D: int, H: int, i: int) -> Diagnos
     return False, "l02.hint.values", {"inp": shape(x.shape)}
 
 
-def evaluate_merge_heads(fn: Callable, lang: str | None = None) -> Feedback:
+@judging
+def judge_merge_heads(results: dict, *, seed: int) -> Diagnosis:
+    return _judge_heads(results, seed, _merge_input, _merge_problem, "l02.ok.merge")
+
+
+MERGE = Exercise("l02.merge_heads", "l02.ex.merge_heads", ("my_merge_heads",), probe_merge_heads, judge_merge_heads)
+
+
+def evaluate_merge_heads(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """Check ``fn(x (B, H, T, d_k)) -> (B, T, D)``, as MultiHeadAttention.merge_heads."""
-    return evaluate("l02.ex.merge_heads", lambda: _diagnose_merge_heads(fn), lang)
+    return evaluate_exercise(MERGE, (fn,), lang, seed)
 
 check_merge_heads = printing(evaluate_merge_heads)
 
 
 # ---------------------------------------------------------------------------------- mha_size
-_SIZE_CASES = ((64, 8), (512, 8), (12, 3), (64, 1), (30, 5), (8, 8))
-_NOT_DIVISIBLE = ((10, 3), (64, 6))
+#: What "by the formula, without building the layer" rules out (read from the source).
+_LAYERS = frozenset({"MultiHeadAttention", "MultiheadAttention", "Linear", "TransformerBlock", "parameters"})
 
 
-def _number(v):
-    """A Python number from an int/float or a one-element tensor; None otherwise."""
-    if isinstance(v, torch.Tensor) and v.numel() == 1:
-        v = v.item()
-    return v if isinstance(v, numbers.Real) and not isinstance(v, bool) else None
+def _size_cases(seed: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(divisible (d_model, h) pairs, pairs that are not divisible), drawn from the seed: one head,
+    d_k = 1, odd sizes, a large model, and two pairs with a remainder."""
+    d = Draw(seed, "l02/size")
+    odd_h, odd_dk, h, big_h, d_model = d.choice([3, 5, 7]), d.choice([3, 5, 7, 9]), d.int(2, 16), d.choice([4, 8, 12, 16]), d.int(4, 16)
+    good = [(d.int(2, 64), 1), (d_model, d_model), (odd_h * odd_dk, odd_h), (h * d.int(2, 64), h),
+            (big_h * d.int(16, 96), big_h)]
+    bad = []
+    while len(bad) < 2:
+        D, H = d.int(5, 200), d.int(2, 12)
+        if D % H:
+            bad.append((D, H))
+    return good, bad
 
 
-def _diagnose_mha_size(fn: Callable) -> Diagnosis:
-    for D, H in _SIZE_CASES:
+def probe_mha_size(fn: Callable, *, seed: int) -> dict:
+    good, bad = _size_cases(seed)
+    results = {"source": source_of(fn), "references": references(fn)}
+    for i, (D, H) in enumerate(good):
+        results[f"case{i}"] = outcome = attempt(fn, D, H)
+        if outcome.get("value") is None:
+            return results
+    for i, (D, H) in enumerate(bad):
+        results[f"bad{i}"] = attempt(fn, D, H)
+    return results
+
+
+def _size_of(D: int, H: int) -> tuple[int, int]:
+    """(d_k, number of parameters) of the package's layer."""
+    reference = _reference(D, H)
+    return reference.d_k, sum(p.numel() for p in reference.parameters())     # 4 (D² + D)
+
+
+@judging
+def judge_mha_size(results: dict, *, seed: int) -> Diagnosis:
+    good, bad = _size_cases(seed)
+    for i, (D, H) in enumerate(good):
         fields = {"d_model": D, "h": H}
-        reference = _reference(D, H)
-        d_k, n = reference.d_k, sum(p.numel() for p in reference.parameters())   # n = 4 (D^2 + D)
-        got = call_student(fn, D, H)
+        d_k, n = _size_of(D, H)
+        got = value_of(results, f"case{i}")
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return False, "l02.hint.size_format", {"got": repr(got)[:60]}
-        got_dk, got_n = _number(got[0]), _number(got[1])
+        got_dk, got_n = number(got[0]), number(got[1])
         if got_dk is None or got_n is None:
             return False, "l02.hint.size_format", {"got": repr(got)[:60]}
         if got_dk != d_k:
             return False, "l02.hint.size_dk", {**fields, "got": got_dk}
         if got_n != n:
-            if H > 1 and got_n in (H * n, H * 4 * D * D):
-                return False, "l02.hint.size_scales_h", fields
-            if got_n == 4 * D * D:
-                return False, "l02.hint.size_no_bias", fields
-            if got_n in (3 * (D * D + D), 3 * D * D):
-                return False, "l02.hint.size_no_wo", fields
-            return False, "l02.hint.size_count", {**fields, "got": got_n}
-        if not all(isinstance(v, numbers.Integral) for v in (got_dk, got_n)):
+            return _count_mistake(results, good, i, got_n)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in got):
             return False, "l02.hint.size_int", {**fields, "got": repr(tuple(got))}
-    for D, H in _NOT_DIVISIBLE:
+    for i, (D, H) in enumerate(bad):
         fields = {"d_model": D, "h": H}
-        try:
-            fn(D, H)
-        except ValueError:
+        outcome = results.get(f"bad{i}")
+        error = outcome.get("error") if isinstance(outcome, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("not_done") or (error is not None and not isinstance(error, dict)):
+            raise Verdict(False, "ex.no_result")
+        if error is None:
+            return False, "l02.hint.size_divisible", fields           # a result (None included), not an error
+        types = error.get("types") if isinstance(error.get("types"), (list, tuple)) else []
+        if "ValueError" in types:
             continue
-        except AssertionError:
+        if "AssertionError" in types:
             return False, "l02.hint.size_assert", fields
-        except Exception as err:                        # noqa: BLE001 - the student's own error
-            raise mark_student(err)
-        return False, "l02.hint.size_divisible", fields
+        return False, "l02.hint.size_raise_type", {**fields, "error": str(error.get("type", "?"))[:60]}
+    used = forbidden_use(results, _LAYERS)
+    if used:
+        return False, "l02.hint.size_built_layer", {"name": used}
     return True, "l02.ok.size", {}
 
 
-def evaluate_mha_size(fn: Callable, lang: str | None = None) -> Feedback:
-    """Check ``fn(d_model, num_heads) -> (d_k, number of parameters of MultiHeadAttention)``;
-    ``fn`` must raise ValueError when d_model is not divisible by num_heads."""
-    return evaluate("l02.ex.mha_size", lambda: _diagnose_mha_size(fn), lang)
+# The typical miscounts: (hint, the counts that mistake gives for (d_model, h)).
+_MISCOUNTS = (
+    ("l02.hint.size_scales_h", lambda D, H: {H * 4 * (D * D + D), H * 4 * D * D} if H > 1 else {4 * (D * D + D)}),
+    ("l02.hint.size_no_bias", lambda D, H: {4 * D * D}),
+    ("l02.hint.size_no_wo", lambda D, H: {3 * (D * D + D), 3 * D * D}),
+)
+
+
+def _count_mistake(results: dict, good: list, i: int, got_n) -> Diagnosis:
+    """The miscount that gives ``got_n`` for case ``i`` and the student's counts of the other cases
+    too (for d_model = 3, 4 d² = 3 (d² + d): one case alone cannot tell a forgotten W_O from forgotten biases)."""
+    D, H = good[i]
+    counts = {}
+    for j, (D_j, H_j) in enumerate(good):
+        outcome = results.get(f"case{j}")
+        value = outcome.get("value") if isinstance(outcome, dict) else None
+        if isinstance(value, (tuple, list)) and len(value) == 2 and number(value[1]) is not None:
+            counts[(D_j, H_j)] = number(value[1])
+    matching = [key for key, counts_of in _MISCOUNTS if got_n in counts_of(D, H)]
+    everywhere = [key for key in matching if all(n in dict(_MISCOUNTS)[key](*size) for size, n in counts.items())]
+    if matching:
+        return False, (everywhere or matching)[0], {"d_model": D, "h": H}
+    return False, "l02.hint.size_count", {"d_model": D, "h": H, "got": got_n}
+
+
+SIZE = Exercise("l02.mha_size", "l02.ex.mha_size", ("my_mha_size",), probe_mha_size, judge_mha_size)
+
+
+def evaluate_mha_size(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
+    """Check ``fn(d_model, num_heads) -> (d_k, number of parameters of MultiHeadAttention)`` by the
+    formula (without building a layer); ``fn`` must raise ValueError when d_model is not divisible
+    by num_heads."""
+    return evaluate_exercise(SIZE, (fn,), lang, seed)
 
 check_mha_size = printing(evaluate_mha_size)
+
+EXERCISES = (SPLIT, MERGE, SIZE)

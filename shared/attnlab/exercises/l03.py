@@ -10,15 +10,16 @@ recognises the typical mistakes and prints a hint for them, never the solution.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import torch
 
 from ..multihead import MultiHeadAttention
 from ..positional import sinusoidal_encoding
-from ._common import Feedback, NotDone, call_student, evaluate, printing, shape as _shape, type_name as _kind
-from ._common import seed as _seed
+from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, as_tensor, attempt, changed_inputs,
+                      evaluate_exercise, judging, kind, printing, raises, seeded, value_of)
+from ._common import shape as _shape
+from .l03_table import diagnose_table as _diagnose_pe, first_wrong as _first_wrong
 
 
 _TOL = 1e-4  # students may build the table in float32
@@ -29,95 +30,67 @@ def _close(a: torch.Tensor, b: torch.Tensor, tol: float = _TOL) -> bool:
     return a.shape == b.shape and bool(((a.double() - b.double()).abs() <= tol).all())
 
 
-def _as_tensor(result):
-    if isinstance(result, torch.Tensor):
-        return result.detach()
-    try:
-        import numpy as np
-        if isinstance(result, np.ndarray):
-            return torch.from_numpy(result)
-    except ImportError:  # pragma: no cover
-        pass
-    return None
+def _tensor(value, key: str = "l03.hint.not_tensor") -> torch.Tensor:
+    """The tensor (or numpy array) the student returned; a Verdict otherwise."""
+    got = as_tensor(value)
+    if got is None:
+        raise Verdict(False, key, kind=kind(value))
+    return got
+
+
+def _stop(outcome: dict) -> bool:
+    return outcome.get("value") is None
 
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 1: the sinusoidal table
 # ---------------------------------------------------------------------------------------------
-_PE_CASES = ((12, 8), (50, 16), (7, 32), (33, 6))     # (max_len, d_model), never square
+def _pe_cases(seed: int) -> list[tuple[int, int]]:
+    """(max_len, d_model), drawn from the seed, never square, d_model even (sin and cos in pairs) and
+    none of the bases a student might use by mistake (10, 100, 1000); odd and even max_len, the first
+    one even (a table built sideways, (d_model, max_len), is then recognised rather than failing)."""
+    d = Draw(seed, "l03/sinusoidal")
+    widths = [w for w in range(2, 41, 2) if w not in (10,)]
+    cases = [(2 * d.int(3, 10), d.choice([w for w in widths if w >= 6])), (d.int(30, 64), d.choice(widths)),
+             (d.int(2, 9), d.choice([w for w in widths if w >= 12])), (d.int(21, 45), d.choice(widths))]
+    return [(L, D + 2 if L == D else D) for L, D in cases]
 
 
-def _pe_variant(max_len: int, d_model: int, *, exponent: str = "2i", base: float = 10000.0,
-                swap: bool = False, halves: bool = False, start: int = 0) -> torch.Tensor:
-    """The table with one deliberate mistake, to recognise what a student wrote.
-
-    exponent: "2i" (right), "i" (pair number), "column" (odd columns use 2i+1), "zero" (integer division).
-    """
-    pos = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]
-    pair = torch.arange(d_model // 2, dtype=torch.float64)
-    even = {"2i": 2 * pair, "i": pair, "column": 2 * pair, "zero": 0 * pair}[exponent] / d_model
-    odd = (2 * pair + 1) / d_model if exponent == "column" else even
-    sin, cos = torch.sin(pos / base ** even), torch.cos(pos / base ** odd)
-    if halves:                                                  # torch.cat([sin, cos], dim=-1)
-        return torch.cat((cos, sin) if swap else (sin, cos), dim=-1)
-    pe = torch.empty(max_len, d_model, dtype=torch.float64)
-    pe[:, 0::2], pe[:, 1::2] = (cos, sin) if swap else (sin, cos)
-    return pe
+def probe_sinusoidal_encoding(fn: Callable, *, seed: int) -> dict:
+    results = {}
+    for i, (max_len, d_model) in enumerate(_pe_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, max_len, d_model)
+        if _stop(outcome):
+            break
+    return results
 
 
-_PE_MISTAKES = (
-    ({"swap": True}, "l03.hint.pe_sin_cos"),
-    ({"exponent": "i"}, "l03.hint.pe_exponent_i"),
-    ({"exponent": "column"}, "l03.hint.pe_exponent_odd"),
-    ({"exponent": "zero"}, "l03.hint.pe_integer"),
-    ({"halves": True}, "l03.hint.pe_halves"),
-    ({"halves": True, "swap": True}, "l03.hint.pe_halves"),
-    ({"start": 1}, "l03.hint.pe_start"),
-)
+@judging
+def judge_sinusoidal_encoding(results: dict, *, seed: int):
+    cases = _pe_cases(seed)
+    for i, (max_len, d_model) in enumerate(cases):
+        pe = _tensor(value_of(results, f"case{i}"))
+        if tuple(pe.shape) == (d_model, max_len):
+            return False, "l03.hint.pe_orientation", {"max_len": max_len, "d_model": d_model, "got": _shape(pe)}
+        if tuple(pe.shape) != (max_len, d_model):
+            return False, "l03.hint.shape", {"want": f"({max_len}, {d_model})", "got": _shape(pe)}
+        if pe.is_complex():
+            return False, "l03.hint.pe_values", _first_wrong(pe, max_len, d_model)
+        pe = pe.double()
+        if not torch.isfinite(pe).all():
+            return False, "l03.hint.pe_nonfinite", {}
+        if not _close(pe, sinusoidal_encoding(max_len, d_model, dtype=torch.float64)):
+            return (False, *_diagnose_pe(pe, max_len, d_model))
+    return True, "l03.ok.sinusoidal", {"n": len(cases)}
 
 
-def _pe_bases(d_model: int):
-    return ((math.e, "e"), (10.0, "10"), (100.0, "100"), (1000.0, "1000"), (float(d_model), "d_model"),
-            (1e5, "100000"))
+SINUSOIDAL = Exercise("l03.sinusoidal_encoding", "l03.ex.sinusoidal", ("my_sinusoidal_encoding",),
+                      probe_sinusoidal_encoding, judge_sinusoidal_encoding)
 
 
-def _diagnose_pe(pe: torch.Tensor, max_len: int, d_model: int) -> tuple[str, dict]:
-    for kwargs, hint in _PE_MISTAKES:
-        if _close(pe, _pe_variant(max_len, d_model, **kwargs)):
-            return hint, {}
-    for base, name in _pe_bases(d_model):
-        if _close(pe, _pe_variant(max_len, d_model, base=base)):
-            return "l03.hint.pe_base", {"base": name}
-    pos = torch.arange(max_len, dtype=torch.float64)
-    first = pe[:, :2].double()
-    if _close(first, torch.stack([torch.cos(pos), torch.sin(pos)], 1)):
-        return "l03.hint.pe_sin_cos", {}
-    if _close(first, torch.stack([torch.sin(pos), torch.cos(pos)], 1)):
-        return "l03.hint.pe_frequencies", {}
-    ref = sinusoidal_encoding(max_len, d_model, dtype=torch.float64)
-    bad = ((pe.double() - ref).abs() > _TOL).nonzero()[0].tolist()
-    return "l03.hint.pe_values", {"pos": bad[0], "col": bad[1], "max_len": max_len, "d_model": d_model}
-
-
-def evaluate_sinusoidal_encoding(fn: Callable, lang: str | None = None) -> Feedback:
+def evaluate_sinusoidal_encoding(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(max_len, d_model)`` must return the (max_len, d_model) sinusoidal table."""
-    def check():
-        for max_len, d_model in _PE_CASES:
-            result = call_student(fn, max_len, d_model)
-            pe = _as_tensor(result)
-            if pe is None:
-                return False, "l03.hint.not_tensor", {"kind": _kind(result)}
-            if tuple(pe.shape) == (d_model, max_len):
-                return False, "l03.hint.pe_orientation", {"max_len": max_len, "d_model": d_model, "got": _shape(pe)}
-            if tuple(pe.shape) != (max_len, d_model):
-                return False, "l03.hint.shape", {"want": f"({max_len}, {d_model})", "got": _shape(pe)}
-            pe = pe.double()
-            if not torch.isfinite(pe).all():
-                return False, "l03.hint.pe_nonfinite", {}
-            if not _close(pe, sinusoidal_encoding(max_len, d_model, dtype=torch.float64)):
-                return (False, *_diagnose_pe(pe, max_len, d_model))
-        return True, "l03.ok.sinusoidal", {"n": len(_PE_CASES)}
-    return evaluate("l03.ex.sinusoidal", check, lang)
+    return evaluate_exercise(SINUSOIDAL, (fn,), lang, seed)
 
 check_sinusoidal_encoding = printing(evaluate_sinusoidal_encoding)
 
@@ -125,12 +98,24 @@ check_sinusoidal_encoding = printing(evaluate_sinusoidal_encoding)
 # ---------------------------------------------------------------------------------------------
 # Exercise 2: adding the table to the embeddings
 # ---------------------------------------------------------------------------------------------
-_ADD_CASES = ((1, 7, 8, 16), (2, 5, 8, 16), (3, 16, 8, 16), (2, 1, 4, 10))   # (B, T, D, max_len)
+def _add_cases(seed: int) -> list[tuple[int, int, int, int]]:
+    """(B, T, D, max_len) drawn from the seed: one sentence, B < T (a slice by B shows), the whole
+    table used (T = max_len, B ≠ T), and T = 1."""
+    d = Draw(seed, "l03/add_pe")
+    cases = []
+    T = d.int(3, 7)
+    cases.append((1, T, d.choice([8, 10, 12]), T + d.int(3, 12)))          # D > T: pe[:T, :T] cannot broadcast
+    B = d.int(2, 3)
+    T = d.int(B + 2, 10)
+    cases.append((B, T, d.choice([4, 6, 8, 10]), T + d.int(1, 9)))
+    T = d.int(5, 16)
+    cases.append((d.choice([b for b in (2, 3, 4) if b != T]), T, d.choice([6, 8, 12]), T))
+    cases.append((d.int(2, 4), 1, d.choice([4, 6, 8]), d.int(4, 12)))
+    return cases
 
 
-def _seeded_randn(seed: int, *shape: int) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g)
+def _add_inputs(seed: int, i: int, B: int, T: int, D: int, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return Draw(seed, f"l03/add_pe/{i}").randn(B, T, D), sinusoidal_encoding(max_len, D)
 
 
 def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor) -> tuple[str, dict]:
@@ -141,36 +126,51 @@ def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor) -> tuple
         return "l03.hint.shape", {"want": _shape(x), "got": _shape(out)}
     if B < T and _close(out, x + pe[:B]):
         return "l03.hint.add_batch", {}
+    if T == 1 and _close(out, x + pe[:1, :1]):                        # pe[:T, :T] broadcasts when T = 1
+        return "l03.hint.add_columns", {"D": D}
     for rows in (pe[1:T + 1], pe[pe.shape[0] - T:]):
         if rows.shape[0] == T and _close(out, x + rows):
             return "l03.hint.add_offset", {}
     return "l03.hint.add_values", {}
 
 
-def evaluate_add_positional_encoding(fn: Callable, lang: str | None = None) -> Feedback:
+def probe_add_positional_encoding(fn: Callable, *, seed: int) -> dict:
+    results = {}
+    for i, case in enumerate(_add_cases(seed)):
+        results[f"case{i}"] = outcome = attempt(fn, *_add_inputs(seed, i, *case))
+        if _stop(outcome):
+            break
+    return results
+
+
+@judging
+def judge_add_positional_encoding(results: dict, *, seed: int):
+    for i, (B, T, D, max_len) in enumerate(_add_cases(seed)):
+        x, pe = _add_inputs(seed, i, B, T, D, max_len)
+
+        def errors(error, T=T, D=D, max_len=max_len):
+            if raises(error, "RuntimeError") and f"non-singleton dimension {x.dim() - 1}" in error["message"]:
+                return False, "l03.hint.add_columns", {"D": D}          # the columns were cut too
+            if raises(error, "RuntimeError") and T != max_len and "size" in error["message"]:
+                return False, "l03.hint.add_slice", {"max_len": max_len, "T": T}
+            return None
+        out = _tensor(value_of(results, f"case{i}", errors=errors))
+        if not _close(out, x + pe[:T], 1e-5):
+            return (False, *_diagnose_add(out, x, pe))
+        if 0 in changed_inputs(results, f"case{i}"):
+            return False, "l03.hint.add_inplace", {}
+        if 1 in changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "pe"}
+    return True, "l03.ok.add_pe", {}
+
+
+ADD = Exercise("l03.add_positional_encoding", "l03.ex.add_pe", ("add_positional_encoding",),
+               probe_add_positional_encoding, judge_add_positional_encoding)
+
+
+def evaluate_add_positional_encoding(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(x (B, T, D), pe (max_len, D))`` must return x + pe[:T] as a new tensor."""
-    def check():
-        for n, (B, T, D, max_len) in enumerate(_ADD_CASES):
-            x = _seeded_randn(100 + n, B, T, D)
-            pe = sinusoidal_encoding(max_len, D)
-            x_given, pe_given = x.clone(), pe.clone()
-            try:
-                result = call_student(fn, x_given, pe_given)
-            except RuntimeError as e:
-                if f"non-singleton dimension {x.dim() - 1}" in str(e):       # the columns were cut too
-                    return False, "l03.hint.add_columns", {"D": D}
-                if T != max_len and "size" in str(e):
-                    return False, "l03.hint.add_slice", {"max_len": max_len, "T": T}
-                raise
-            out = _as_tensor(result)
-            if out is None:
-                return False, "l03.hint.not_tensor", {"kind": _kind(result)}
-            if not _close(out, x + pe[:T], 1e-5):
-                return (False, *_diagnose_add(out, x, pe))
-            if not torch.equal(x_given, x):
-                return False, "l03.hint.add_inplace", {}
-        return True, "l03.ok.add_pe", {}
-    return evaluate("l03.ex.add_pe", check, lang)
+    return evaluate_exercise(ADD, (fn,), lang, seed)
 
 check_add_positional_encoding = printing(evaluate_add_positional_encoding)
 
@@ -178,13 +178,33 @@ check_add_positional_encoding = printing(evaluate_add_positional_encoding)
 # ---------------------------------------------------------------------------------------------
 # Exercise 3: predicting the output of a permuted sentence
 # ---------------------------------------------------------------------------------------------
-_PREDICT_CASES = ((2, 5, [3, 0, 4, 1, 2]), (1, 3, [1, 2, 0]), (3, 4, [2, 3, 1, 0]))  # (B, T, perm)
-_PREDICT_D, _PREDICT_H = 16, 4
+def _predict_cases(seed: int) -> list[tuple[int, int, int, int, list[int]]]:
+    """(B, T, D, H, perm) drawn from the seed: a permutation that moves every position (so neither
+    the unchanged output nor its reverse nor the inverse permutation is right by chance)."""
+    d = Draw(seed, "l03/predict")
+    cases = []
+    for B, T in ((d.int(2, 3), d.int(4, 7)), (1, d.int(3, 5)), (d.int(3, 4), d.int(5, 8))):
+        while True:
+            perm = d.perm(T)
+            inverse = sorted(range(T), key=perm.__getitem__)
+            if all(p != i for i, p in enumerate(perm)) and perm != inverse and perm != list(range(T))[::-1]:
+                break
+        D, H = d.choice([(8, 2), (12, 3), (16, 4), (12, 2)])
+        cases.append((B, T, D, H, perm))
+    return cases
 
 
-def _attention_model(seed: int) -> MultiHeadAttention:
-    _seed(seed)                        # evaluate runs the checker on a forked random state
-    return MultiHeadAttention(_PREDICT_D, _PREDICT_H).eval()
+def _predict_data(seed: int, i: int, B: int, T: int, D: int, H: int, perm: list[int]):
+    """The layer's outputs (out, truth) for x and x[:, perm], then the same with positions encoded."""
+    with seeded(seed * 7 + i), torch.no_grad():
+        mha = MultiHeadAttention(D, H).eval()
+        x = Draw(seed, f"l03/predict/{i}").randn(B, T, D)
+        pos = sinusoidal_encoding(T, D)
+        out, _ = mha(x)
+        truth, _ = mha(x[:, perm])
+        out_pe, _ = mha(x + pos)
+        truth_pe, _ = mha(x[:, perm] + pos)
+    return out, truth, out_pe, truth_pe
 
 
 def _diagnose_predict(pred: torch.Tensor, out: torch.Tensor, perm: list[int]) -> tuple[str, dict]:
@@ -205,38 +225,53 @@ def _diagnose_predict(pred: torch.Tensor, out: torch.Tensor, perm: list[int]) ->
     return "l03.hint.predict_values", {}
 
 
-def evaluate_predict_permuted_output(fn: Callable, lang: str | None = None) -> Feedback:
+def probe_predict_permuted_output(fn: Callable, *, seed: int) -> dict:
+    results = {}
+    for i, case in enumerate(_predict_cases(seed)):
+        out, _, out_pe, _ = _predict_data(seed, i, *case)
+        perm = case[-1]
+        results[f"case{i}"] = outcome = attempt(fn, out.clone(), list(perm))
+        if _stop(outcome):
+            break
+        results[f"pe{i}"] = attempt(fn, out_pe.clone(), list(perm))   # the same prediction, positions encoded
+    return results
+
+
+@judging
+def judge_predict_permuted_output(results: dict, *, seed: int):
+    pe_miss = 0.0
+    for i, case in enumerate(_predict_cases(seed)):
+        out, truth, out_pe, truth_pe = _predict_data(seed, i, *case)
+        perm = case[-1]
+
+        def errors(error):
+            return (False, "l03.hint.predict_axis", {}) if raises(error, "IndexError") else None
+        pred = _tensor(value_of(results, f"case{i}", errors=errors))
+        if not _close(pred, truth, 1e-5):
+            return (False, *_diagnose_predict(pred, out, perm))
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "out"}
+        pred_pe = as_tensor(value_of(results, f"pe{i}"))
+        if pred_pe is None or pred_pe.shape != truth_pe.shape:
+            raise Verdict(False, "ex.no_result")                         # the same function, the same kind of answer
+        pe_miss = max(pe_miss, (pred_pe.double() - truth_pe.double()).abs().max().item())
+    return True, "l03.ok.predict", {"diff": pe_miss}
+
+
+PREDICT = Exercise("l03.predict_permuted_output", "l03.ex.predict", ("predict_permuted_output",),
+                   probe_predict_permuted_output, judge_predict_permuted_output)
+
+
+def evaluate_predict_permuted_output(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """``fn(out, perm)``: from self-attention's output ``out`` (B, T, D) for x, predict its output for
     ``x[:, perm]`` (no positional encoding) without running the model."""
-    def check():
-        pe_miss = 0.0
-        for n, (B, T, perm) in enumerate(_PREDICT_CASES):
-            mha = _attention_model(300 + n)
-            x = _seeded_randn(200 + n, B, T, _PREDICT_D)
-            with torch.no_grad():
-                out, _ = mha(x)
-                truth, _ = mha(x[:, perm])
-                pos = sinusoidal_encoding(T, _PREDICT_D)
-                out_pe, _ = mha(x + pos)
-                truth_pe, _ = mha(x[:, perm] + pos)
-            try:
-                result = call_student(fn, out.clone(), list(perm))
-            except IndexError:
-                return False, "l03.hint.predict_axis", {}
-            pred = _as_tensor(result)
-            if pred is None:
-                return False, "l03.hint.not_tensor", {"kind": _kind(result)}
-            if not _close(pred, truth, 1e-5):
-                return (False, *_diagnose_predict(pred, out, perm))
-            # The same prediction, once positions are encoded: how far off is it?
-            pred_pe = _as_tensor(call_student(fn, out_pe.clone(), list(perm)))
-            pe_miss = max(pe_miss, (pred_pe.double() - truth_pe.double()).abs().max().item())
-        return True, "l03.ok.predict", {"diff": pe_miss}
-    return evaluate("l03.ex.predict", check, lang)
+    return evaluate_exercise(PREDICT, (fn,), lang, seed)
 
 check_predict_permuted_output = printing(evaluate_predict_permuted_output)
 
 
 __all__ = ["check_sinusoidal_encoding", "evaluate_sinusoidal_encoding", "check_add_positional_encoding",
            "evaluate_add_positional_encoding", "check_predict_permuted_output",
-           "evaluate_predict_permuted_output", "NotDone"]
+           "evaluate_predict_permuted_output", "NotDone", "EXERCISES"]
+
+EXERCISES = (SINUSOIDAL, ADD, PREDICT)

@@ -1,15 +1,17 @@
 """Exercise checkers for lesson 04 (attention masks).
 
-- ``check_causal_mask(fn)``:  ``fn(T) -> (1, 1, T, T)`` bool, True = may attend (lower triangle)
-- ``check_padding_mask(fn)``: ``fn(token_ids (B, S), pad_id) -> (B, 1, 1, S)`` bool, False on padding
-- ``check_decoder_mask(fn)``: ``fn(token_ids (B, T), pad_id) -> (B, 1, T, T)`` = causal AND padding
+- ``check_causal_mask(fn)``:  ``fn(T) -> (1, 1, T, T)`` bool, True = may attend (lower triangle),
+  written without ``attnlab.causal_mask``
+- ``check_padding_mask(fn)``: ``fn(token_ids (B, S), pad_id) -> (B, 1, 1, S)`` bool, False on padding,
+  without ``attnlab.padding_mask``
+- ``check_decoder_mask(fn)``: ``fn(token_ids (B, T), pad_id) -> (B, 1, T, T)`` = causal AND padding,
+  without ``attnlab.decoder_mask``
 - ``check_mha_mask(fn)``:     ``fn(mask (B, 1, T, S), num_heads) -> (B * num_heads, T, S)`` bool,
   True = BLOCKED: the ``attn_mask`` that ``nn.MultiheadAttention`` expects.
 
-Each checker compares the student's function with ``attnlab.masks`` on several inputs,
-recognises the typical mistakes and prints a hint for the first one it meets. The
-``_diagnose_*`` functions return ``(ok, message key, fields)`` so the tests can see which
-hint was chosen.
+Each is a probe (the student's function on lengths, token ids, pad ids and head counts drawn from
+the seed; the source is kept for the forbidden call) and a judge (compares with ``attnlab.masks``,
+recognises the typical mistakes, one hint each).
 """
 from __future__ import annotations
 
@@ -18,11 +20,42 @@ from typing import Callable
 import torch
 
 from ..masks import causal_mask, decoder_mask, padding_mask
-from ._common import Diagnosis, Feedback, call_student, evaluate, printing
+from ._common import (Diagnosis, Exercise, Feedback, attempt, changed_inputs, evaluate_exercise,
+                      forbidden_use, is_tensor, judging, kind, printing, raises, references, source_of, value_of)
 from ._common import shape as _shape
+from .l04_inputs import arguments as _arguments, by_default as _by_default, causal_cases as _causal_cases
+from .l04_inputs import decoder_cases as _decoder_cases, mha_cases as _mha_cases, padding_cases as _padding_cases
+from .l04_inputs import with_pad as _with_pad
+
+__all__ = ["check_causal_mask", "evaluate_causal_mask", "check_padding_mask", "evaluate_padding_mask",
+           "check_decoder_mask", "evaluate_decoder_mask", "check_mha_mask", "evaluate_mha_mask", "EXERCISES"]
 
 def _ids(token_ids: torch.Tensor) -> str:
     return str(token_ids.tolist())
+
+
+def _probe_cases(fn: Callable, cases: list, *, forbidden: bool = True) -> dict:
+    """Each case's outcome (the inputs cloned: in-place changes are recorded), and the source."""
+    results = {"source": source_of(fn), "references": references(fn)} if forbidden else {}
+    for i, args in enumerate(cases):
+        results[f"case{i}"] = outcome = attempt(fn, *[a.clone() if is_tensor(a) else a for a in args])
+        if outcome.get("value") is None:
+            break
+    return results
+
+
+def _default_pad(function: str):
+    """An ``errors`` hook: a function called without pad_id that fails for want of it lost the
+    default ``pad_id=0`` of the exercise's signature."""
+    def errors(error):
+        if raises(error, "TypeError") and "missing 1 required positional argument" in error["message"]:
+            return False, "l04.hint.pad_default", {"function": function}
+        return None
+    return errors
+
+
+def _forbidden(results: dict, name: str) -> Diagnosis | None:
+    return (False, "ex.forbidden", {"name": f"attnlab.{name}"}) if forbidden_use(results, {name}) else None
 
 
 def _is_additive(got: torch.Tensor) -> bool:
@@ -40,17 +73,19 @@ def _first(mask: torch.Tensor) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------------------------- causal mask
-_T_CASES = (4, 1, 7, 2, 5)
+def probe_causal_mask(fn: Callable, *, seed: int) -> dict:
+    return _probe_cases(fn, _causal_cases(seed))
 
 
-def _diagnose_causal_mask(fn: Callable) -> Diagnosis:
-    for T in _T_CASES:
+@judging
+def judge_causal_mask(results: dict, *, seed: int) -> Diagnosis:
+    for i, (T,) in enumerate(_causal_cases(seed)):
         expected = causal_mask(T)                                          # (1, 1, T, T)
-        got = call_student(fn, T)
-        if not isinstance(got, torch.Tensor):
-            return False, "l04.hint.not_tensor", {"got": type(got).__name__}
+        got = value_of(results, f"case{i}")
+        if not is_tensor(got):
+            return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
-            if got.shape == (T, T):
+            if got.shape == (T, T) and T > 1:
                 return False, "l04.hint.causal_2d", {}
             return False, "l04.hint.shape", {"case": f"T = {T}", "expected": _shape(expected.shape),
                                              "got": _shape(got.shape)}
@@ -66,42 +101,39 @@ def _diagnose_causal_mask(fn: Callable) -> Diagnosis:
                 return False, "l04.hint.causal_no_diag", {}
             future = m & ~expected
             if future.any():
-                _, _, i, j = _first(future)
-                return False, "l04.hint.causal_future", {"T": T, "i": i, "j": j}
-            _, _, i, j = _first(expected & ~m)
-            return False, "l04.hint.causal_past", {"T": T, "i": i, "j": j}
+                _, _, i_, j = _first(future)
+                return False, "l04.hint.causal_future", {"T": T, "i": i_, "j": j}
+            _, _, i_, j = _first(expected & ~m)
+            return False, "l04.hint.causal_past", {"T": T, "i": i_, "j": j}
         if got.dtype != torch.bool:
             return False, "l04.hint.dtype", {"got": str(got.dtype)}
-    return True, "l04.ok.causal", {}
+    return _forbidden(results, "causal_mask") or (True, "l04.ok.causal", {})
 
 
-def evaluate_causal_mask(fn: Callable, lang: str | None = None) -> Feedback:
-    """Check ``fn(T) -> (1, 1, T, T)`` bool, True = may attend: query i sees keys 0..i."""
-    return evaluate("l04.ex.causal", lambda: _diagnose_causal_mask(fn), lang)
+CAUSAL = Exercise("l04.causal_mask", "l04.ex.causal", ("my_causal_mask",), probe_causal_mask, judge_causal_mask)
+
+
+def evaluate_causal_mask(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
+    """Check ``fn(T) -> (1, 1, T, T)`` bool, True = may attend: query i sees keys 0..i; written
+    without ``attnlab.causal_mask``."""
+    return evaluate_exercise(CAUSAL, (fn,), lang, seed)
 
 check_causal_mask = printing(evaluate_causal_mask)
 
 
 # ------------------------------------------------------------------------------- padding mask
-# (token_ids, pad_id). The second case has B == S, so a (B, S) mask would even broadcast
-# (wrongly); the pad_id = 1 cases contain real tokens with id 0.
-_PAD_CASES = (
-    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),
-    ([[4, 9, 0], [6, 0, 0], [2, 5, 7]], 0),
-    ([[0, 5, 1, 1], [7, 3, 0, 1]], 1),
-    ([[8, 2, 6, 9, 9, 9]], 9),
-    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),
-)
+def probe_padding_mask(fn: Callable, *, seed: int) -> dict:
+    return _probe_cases(fn, _arguments(_padding_cases(seed)))
 
 
-def _diagnose_padding_mask(fn: Callable) -> Diagnosis:
-    for ids, pad_id in _PAD_CASES:
-        token_ids = torch.tensor(ids)
+@judging
+def judge_padding_mask(results: dict, *, seed: int) -> Diagnosis:
+    for i, (token_ids, pad_id) in enumerate(_with_pad(_padding_cases(seed))):
         B, S = token_ids.shape
         expected = padding_mask(token_ids, pad_id)                        # (B, 1, 1, S)
-        got = call_student(fn, token_ids.clone(), pad_id)
-        if not isinstance(got, torch.Tensor):
-            return False, "l04.hint.not_tensor", {"got": type(got).__name__}
+        got = value_of(results, f"case{i}", errors=_default_pad("my_padding_mask"))
+        if not is_tensor(got):
+            return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
             if got.shape == (B, S):
                 return False, "l04.hint.pad_2d", {}
@@ -113,6 +145,8 @@ def _diagnose_padding_mask(fn: Callable) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_padding_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_padding_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.pad_inverted", {}
             if pad_id != 0 and torch.equal(m, padding_mask(token_ids, 0)):
@@ -120,35 +154,36 @@ def _diagnose_padding_mask(fn: Callable) -> Diagnosis:
             return False, "l04.hint.pad_values", {"ids": _ids(token_ids), "pad_id": pad_id}
         if got.dtype != torch.bool:
             return False, "l04.hint.dtype", {"got": str(got.dtype)}
-    return True, "l04.ok.padding", {}
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "token_ids"}
+    return _forbidden(results, "padding_mask") or (True, "l04.ok.padding", {})
 
 
-def evaluate_padding_mask(fn: Callable, lang: str | None = None) -> Feedback:
-    """Check ``fn(token_ids (B, S), pad_id) -> (B, 1, 1, S)`` bool, False exactly on padding."""
-    return evaluate("l04.ex.padding", lambda: _diagnose_padding_mask(fn), lang)
+PADDING = Exercise("l04.padding_mask", "l04.ex.padding", ("my_padding_mask",), probe_padding_mask, judge_padding_mask)
+
+
+def evaluate_padding_mask(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
+    """Check ``fn(token_ids (B, S), pad_id) -> (B, 1, 1, S)`` bool, False exactly on padding;
+    written without ``attnlab.padding_mask``."""
+    return evaluate_exercise(PADDING, (fn,), lang, seed)
 
 check_padding_mask = printing(evaluate_padding_mask)
 
 
 # ------------------------------------------------------------------------------- decoder mask
-_DEC_CASES = (
-    ([[0, 0, 3, 7, 2], [5, 1, 8, 4, 6]], 0),        # left padding first: there masking the rows only
-    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 0),        # differs from masking rows and columns
-    ([[4, 9, 0], [6, 0, 0], [2, 5, 7]], 0),
-    ([[0, 5, 1, 1], [7, 3, 0, 1]], 1),
-    ([[8, 2, 6, 9, 9, 9]], 9),
-)
+def probe_decoder_mask(fn: Callable, *, seed: int) -> dict:
+    return _probe_cases(fn, _arguments(_decoder_cases(seed)))
 
 
-def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
-    for ids, pad_id in _DEC_CASES:
-        token_ids = torch.tensor(ids)
+@judging
+def judge_decoder_mask(results: dict, *, seed: int) -> Diagnosis:
+    for i, (token_ids, pad_id) in enumerate(_with_pad(_decoder_cases(seed))):
         B, T = token_ids.shape
         expected = decoder_mask(token_ids, pad_id)                        # (B, 1, T, T)
         causal, padding = causal_mask(T), padding_mask(token_ids, pad_id)
-        got = call_student(fn, token_ids.clone(), pad_id)
-        if not isinstance(got, torch.Tensor):
-            return False, "l04.hint.not_tensor", {"got": type(got).__name__}
+        got = value_of(results, f"case{i}", errors=_default_pad("my_decoder_mask"))
+        if not is_tensor(got):
+            return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
             if got.shape == (B, T, T):
                 return False, "l04.hint.dec_no_head", {}
@@ -158,6 +193,8 @@ def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
             return False, "l04.hint.additive", {}
         m = _values(got)
         if not torch.equal(m, expected):
+            if _by_default(_decoder_cases(seed))[i] and not torch.equal(m, ~expected):   # right with pad_id=0 given
+                return False, "l04.hint.pad_default_value", {"function": "my_decoder_mask"}
             if torch.equal(m, ~expected):
                 return False, "l04.hint.dec_inverted", {}
             if torch.equal(m, (causal | padding).expand_as(m)):
@@ -176,36 +213,36 @@ def _diagnose_decoder_mask(fn: Callable) -> Diagnosis:
             return False, "l04.hint.dec_values", {"ids": _ids(token_ids), "pad_id": pad_id}
         if got.dtype != torch.bool:
             return False, "l04.hint.dtype", {"got": str(got.dtype)}
-    return True, "l04.ok.decoder", {}
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "token_ids"}
+    return _forbidden(results, "decoder_mask") or (True, "l04.ok.decoder", {})
 
 
-def evaluate_decoder_mask(fn: Callable, lang: str | None = None) -> Feedback:
-    """Check ``fn(token_ids (B, T), pad_id) -> (B, 1, T, T)`` = causal AND padding."""
-    return evaluate("l04.ex.decoder", lambda: _diagnose_decoder_mask(fn), lang)
+DECODER = Exercise("l04.decoder_mask", "l04.ex.decoder", ("my_decoder_mask",), probe_decoder_mask, judge_decoder_mask,
+                   args=("my_decoder_mask",))
+
+
+def evaluate_decoder_mask(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
+    """Check ``fn(token_ids (B, T), pad_id) -> (B, 1, T, T)`` = causal AND padding; written without
+    ``attnlab.decoder_mask``."""
+    return evaluate_exercise(DECODER, (fn,), lang, seed)
 
 check_decoder_mask = printing(evaluate_decoder_mask)
 
 
 # ------------------------------------------------------------------- nn.MultiheadAttention mask
-# (token_ids, num_heads): course decoder masks (B, 1, T, T) without fully masked rows
-# (nn.MultiheadAttention's weights path turns those into NaN). B > 1 with different
-# padding per sentence, so the order of the (sentence, head) matrices matters.
-_MHA_CASES = (
-    ([[3, 7, 2, 0, 0], [5, 1, 8, 4, 6]], 4),
-    ([[4, 9, 0], [6, 0, 0], [2, 5, 7]], 2),
-    ([[8, 2, 6, 0, 0, 0]], 3),
-    ([[5, 0, 0, 0], [1, 2, 0, 0], [3, 4, 6, 0], [7, 8, 9, 1]], 2),
-)
+def probe_mha_mask(fn: Callable, *, seed: int) -> dict:
+    return _probe_cases(fn, _mha_cases(seed), forbidden=False)
 
 
-def _diagnose_mha_mask(fn: Callable) -> Diagnosis:
-    for ids, H in _MHA_CASES:
-        mask = decoder_mask(torch.tensor(ids))                            # (B, 1, T, T), True = may attend
+@judging
+def judge_mha_mask(results: dict, *, seed: int) -> Diagnosis:
+    for i, (mask, H) in enumerate(_mha_cases(seed)):
         B, _, T, S = mask.shape
         expected = (~mask).expand(B, H, T, S).reshape(B * H, T, S)       # True = blocked, index b*H + h
-        got = call_student(fn, mask.clone(), H)
-        if not isinstance(got, torch.Tensor):
-            return False, "l04.hint.not_tensor", {"got": type(got).__name__}
+        got = value_of(results, f"case{i}")
+        if not is_tensor(got):
+            return False, "l04.hint.not_tensor", {"got": kind(got)}
         if got.shape != expected.shape:
             if got.dim() == 4:
                 return False, "l04.hint.mha_4d", {"got": _shape(got.shape), "expected": _shape(expected.shape)}
@@ -224,12 +261,19 @@ def _diagnose_mha_mask(fn: Callable) -> Diagnosis:
             if torch.equal(got, head_major):
                 return False, "l04.hint.mha_order", {}
             return False, "l04.hint.mha_values", {"inp": _shape(mask.shape), "h": H}
+        if changed_inputs(results, f"case{i}"):
+            return False, "ex.changed_input", {"name": "mask"}
     return True, "l04.ok.mha", {}
 
 
-def evaluate_mha_mask(fn: Callable, lang: str | None = None) -> Feedback:
+MHA = Exercise("l04.mha_mask", "l04.ex.mha", ("my_mha_mask",), probe_mha_mask, judge_mha_mask)
+
+
+def evaluate_mha_mask(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
     """Check ``fn(mask (B, 1, T, S), num_heads) -> (B * num_heads, T, S)`` bool, True = blocked:
     a course mask turned into the ``attn_mask`` of ``nn.MultiheadAttention``."""
-    return evaluate("l04.ex.mha", lambda: _diagnose_mha_mask(fn), lang)
+    return evaluate_exercise(MHA, (fn,), lang, seed)
 
 check_mha_mask = printing(evaluate_mha_mask)
+
+EXERCISES = (CAUSAL, PADDING, DECODER, MHA)
