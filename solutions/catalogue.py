@@ -910,6 +910,11 @@ _L06 = [
                     return torch.cat([ids, logits[:, -1].argmax(dim=-1, keepdim=True)], dim=1)"""),
              _w("argmax without keepdim", "l06.greedy.cat",
                 _changed(_GREEDY, ("argmax(dim=-1, keepdim=True)", "argmax(dim=-1)"))),
+             # review 2026-12-01b (engineering W3, checkers issue 27 §2): crops of the wrong length
+             _w("cropped one token short", "l06.greedy.crop_length",
+                _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids[:, -(max_len - 1):])"))),
+             _w("max_len hard-coded as 6", "l06.greedy.crop_length",
+                _changed(_GREEDY, ("model(ids[:, -max_len:])", "model(ids[:, -6:])"))),
          ]),
 ]
 
@@ -944,6 +949,10 @@ _L07 = [
              _w("n = 8 hard-coded", "l07.hint.mask_fixed", """
                 def my_loss_mask(inputs, targets):
                     return (torch.arange(inputs.shape[1]) >= 8).expand_as(inputs)"""),
+             _w("start hard-coded at 8, padding dropped", "l07.hint.mask_fixed", """
+                def my_loss_mask(inputs, targets):
+                    t = torch.arange(inputs.shape[1])
+                    return (t >= 8).expand_as(inputs) & (targets != reversal.PAD)"""),
          ]),
     dict(key="l07.forward", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_forward", names=("my_forward",),
          args=("my_forward", "model"), context=_TINY_MODEL, reference=_FORWARD,
@@ -958,6 +967,19 @@ _L07 = [
                 _changed(_FORWARD, ("x, _ = block(x, mask=mask)", "x = block(x, mask)"))),
              _w("(logits, x) returned", "l07.hint.fwd_tuple",
                 _changed(_FORWARD, ("return model.head(model.norm(x))", "return model.head(model.norm(x)), x"))),
+             # review 2026-12-01b (student, engineering W1): sizes and masks the old probe let through or misnamed
+             _w("T from the batch axis", "l07.hint.fwd_mask_batch", _changed(_FORWARD, ("T = ids.shape[1]", "T = ids.shape[0]"))),
+             _w("mask size hard-coded as 16", "l07.hint.fwd_mask_size",
+                _changed(_FORWARD, ("causal_mask(T, device=ids.device)", "causal_mask(16)"))),
+             _w("mask without the diagonal", "l07.hint.fwd_no_diagonal",
+                _changed(_FORWARD, ("causal_mask(T, device=ids.device)",
+                                    "torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)[None, None]"))),
+             _w("a sliding window of 8 keys", "l07.hint.fwd_mask_past",
+                _changed(_FORWARD, ("causal_mask(T, device=ids.device)",
+                                    "((torch.arange(T)[:, None] >= torch.arange(T)[None, :]) "
+                                    "& (torch.arange(T)[:, None] - torch.arange(T)[None, :] < 8))[None, None]"))),
+             _w("a 2-D (T, T) mask", "l07.hint.fwd_mask_2d",
+                _changed(_FORWARD, ("causal_mask(T, device=ids.device)", "torch.ones(T, T, dtype=torch.bool).tril()"))),
          ]),
     dict(key="l07.head", lesson=L07, evaluate="attnlab.exercises.l07:evaluate_reversal_head", names=("my_head",),
          args=("model", "my_head"), context=_TINY_MODEL,
@@ -966,6 +988,8 @@ _L07 = [
              _w("the echo head next to it", "l07.hint.head_shifted", "my_head = (2, 2)"),
              _w("a head of the first layer", "l07.hint.head_layer", "my_head = (1, 1)"),
              _w("counted from 0", "l07.hint.head_zero_based", "my_head = (1, 0)"),
+             _w("counted from 0, inside the range", "l07.hint.head_zero_based",
+                _src(l07.reversal_head) + "\nmy_head = tuple(i - 1 for i in reversal_head(model))\n"),
              _w("no such layer", "l07.hint.head_range", "my_head = (3, 1)"),
              _w("a string", "l07.hint.head_format", 'my_head = "2, 1"'),
          ]),
@@ -1003,6 +1027,15 @@ _L08 = [
                                  "return (torch.softmax(scores, dim=-1) @ v).reshape(2, 4, 1, 16), k, v"))),
              _w("(out, k) only", "l08.hint.cache_return_count",
                 _changed(_STEP, ("return torch.softmax(scores, dim=-1) @ v, k, v", "return torch.softmax(scores, dim=-1) @ v, k"))),
+             # review 2026-12-01b (student, engineering W2)
+             _w("sqrt(d_k) hard-coded from the lesson's model (16)", "l08.hint.cache_scale_fixed",
+                _changed(_STEP, ("/ q.shape[-1] ** 0.5", "/ 16 ** 0.5"))),
+             _w("attends to the old cache, then appends", "l08.hint.cache_attend_old", """
+                def my_attend_step(q, k_cache, v_cache, k_new, v_new):
+                    if k_cache is None:
+                        k_cache, v_cache = k_new, v_new
+                    out = torch.softmax(q @ k_cache.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v_cache
+                    return out, torch.cat([k_cache, k_new], dim=2), torch.cat([v_cache, v_new], dim=2)"""),
          ]),
     dict(key="l08.head", lesson=L08, evaluate="attnlab.exercises.l08:evaluate_aligned_head", names=("my_head",),
          args=("model", "my_head"), context=_TR, reference=_src(l08.aligned_head) + "\nmy_head = aligned_head(model)\n",
@@ -1016,6 +1049,8 @@ _L08 = [
                 m = tr.alignment_mass(model)
                 my_head = (m.shape[0], int(m[-1].argmin()) + 1)"""),
              _w("counted from 0", "l08.hint.head_zero", "my_head = (0, tr.aligned_head(model).head - 1)"),
+             _w("counted from 0, inside the range", "l08.hint.head_zero",
+                _src(l08.aligned_head) + "\nmy_head = tuple(i - 1 for i in aligned_head(model))\n"),
              _w("no such layer", "l08.hint.head_range", "my_head = (model.config.dec_layers + 1, 1)"),
              _w("a string", "l08.hint.head_format", 'my_head = "2, 3"'),
          ]),
@@ -1066,6 +1101,8 @@ _L09 = [
                 _changed(_SCORES, ("q.shape[-1] ** 0.5", "(q.shape[1] * q.shape[-1]) ** 0.5"))),
              _w("square root of the number of keys", "capstone_steps.hint.scores_values",
                 _changed(_SCORES, ("q.shape[-1] ** 0.5", "k.shape[-2] ** 0.5"))),
+             _w("sqrt(d_k) hard-coded as 2 (d_k = 4 in the lesson)", "capstone_steps.hint.scores_fixed",
+                _changed(_SCORES, (" / q.shape[-1] ** 0.5", " / 2"))),
              _w("Q transposed instead of K", "ex.cause.shapes",
                 _changed(_SCORES, ("q @ k.transpose(-2, -1)", "q.transpose(-2, -1) @ k"))),
          ]),
@@ -1118,6 +1155,19 @@ _L09 = [
                 _changed(_MHA, ("d_model // num_heads", "d_model / num_heads"))),
              _w("keys and values from the query", "capstone.hint.kv_from_query",
                 _changed(_MHA, ("self.k_proj(key)", "self.k_proj(query)"), ("self.v_proj(value)", "self.v_proj(query)"))),
+             # review 2026-12-01b (student; engineering W8)
+             _w("d_k hard-coded as 4 (the lesson's 12 / 3)", "capstone.hint.scale_fixed",
+                _changed(_MHA, ("/ self.d_k ** 0.5", "/ 4 ** 0.5"))),
+             _w("num_heads hard-coded as 3", "capstone.hint.sizes_fixed",
+                _changed(_MHA, ("self.num_heads, self.d_k = num_heads, d_model // num_heads",
+                                "self.num_heads, self.d_k = 3, d_model // 3"))),
+             _w("the scores returned instead of the weights", "capstone.hint.weights_scores",
+                _changed(_MHA, ("return self.out_proj(out), weights", "return self.out_proj(out), scores"))),
+             _w("mask applied after the softmax", "capstone.hint.mask_after_softmax",
+                _changed(_MHA, ('        if mask is not None:\n            scores = scores.masked_fill(~mask, float("-inf"))\n'
+                                '        weights = torch.softmax(scores, dim=-1)\n',
+                                '        weights = torch.softmax(scores, dim=-1)\n'
+                                '        if mask is not None:\n            weights = weights.masked_fill(~mask, 0.0)\n'))),
          ]),
     dict(key="capstone.block", lesson=L09, evaluate="attnlab.exercises.capstone:evaluate_block",
          names=("TransformerBlock",), context=_MHA, reference=_BLOCK,
@@ -1144,8 +1194,25 @@ _L09 = [
              _w("no residual around the FFN", "capstone.hint.no_residual",
                 _changed(_BLOCK, ("x = x + self.dropout(self.ffn(self.norm2(x)))", "x = self.dropout(self.ffn(self.norm2(x)))"),
                          ("x = self.norm2(x + self.dropout(self.ffn(x)))", "x = self.norm2(self.dropout(self.ffn(x)))"))),
+             # review 2026-12-01b (student)
+             _w("returns (x, None)", "capstone.hint.block_tuple", _changed(_BLOCK, ("        return x\n", "        return x, None\n"))),
+             _w("nn.Dropout(0.1): the dropout argument ignored", "capstone.hint.dropout_p",
+                _changed(_BLOCK, ("nn.Dropout(dropout)", "nn.Dropout(0.1)"))),
+             _w("GELU instead of ReLU", "capstone.hint.ffn_activation", _changed(_BLOCK, ("torch.relu(", "F.gelu("))),
+             _w("norm1 used twice", "capstone.hint.norm_twice",
+                _changed(_BLOCK, ("self.ffn(self.norm2(x))", "self.ffn(self.norm1(x))"),
+                         ("x = self.norm2(x + self.dropout(self.ffn(x)))", "x = self.norm1(x + self.dropout(self.ffn(x)))"))),
+             _w("pre-LN residual taken from the normalised x", "capstone.hint.residual_normed",
+                _changed(_BLOCK, ("x = x + self.dropout(self.attention(self.norm1(x), mask=mask)[0])",
+                                  "x = self.norm1(x)\n            x = x + self.dropout(self.attention(x, mask=mask)[0])"),
+                         ("x = x + self.dropout(self.ffn(self.norm2(x)))",
+                          "x = self.norm2(x)\n            x = x + self.dropout(self.ffn(x))"))),
          ]),
 ]
+
+#: Registry entries without a TODO cell of their own, so without a catalogue entry: lesson 09 §5 plugs
+#: the block of exercise 2 into lesson 07's model (tests/test_exercises_capstone_steps.py tests it).
+WITHOUT_TODO = frozenset({"capstone_steps.in_tiny_model"})
 
 EXERCISES: list[dict] = _L01 + _L02 + _L03 + _L04 + _L05 + _L06 + _L07 + _L08 + _L09
 for _entry in EXERCISES:

@@ -10,10 +10,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import attnlab
-from attnlab.exercises import capstone
+from attnlab.exercises import capstone, capstone_block, capstone_mha
 from attnlab.course.i18n import t
-from exercise_checks import graded
+from exercise_checks import SEEDS, graded
 from solutions import capstone as sol
+
+
+def diagnose_multihead(cls, seed=0):
+    return capstone.judge_multihead(capstone.probe_multihead(cls, seed=seed), seed=seed)
+
+
+def diagnose_block(cls, seed=0):
+    return capstone.judge_block(capstone.probe_block(cls, seed=seed), seed=seed)
 
 
 # --------------------------------------------------------------------------- multi-head attention
@@ -122,9 +130,10 @@ def test_multihead_skeleton_not_done(capsys):
     (OtherNames, "capstone.hint.names"),
 ], ids=lambda v: v.rsplit(".", 1)[-1] if isinstance(v, str) else v.__name__)
 def test_multihead_mistakes(cls, key, capsys):
-    ok, got, fields = capstone.diagnose_multihead(cls)
-    assert (ok, got) == (False, key)
-    assert graded(capstone.check_multihead, cls) is False
+    for seed in SEEDS:
+        ok, got, fields = diagnose_multihead(cls, seed)
+        assert (ok, got) == (False, key), seed
+    assert graded(capstone.check_multihead, cls, seed=0) is False
     assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
 
 
@@ -211,44 +220,61 @@ def test_block_skeleton_not_done(capsys):
     (FFNInside, "capstone.hint.names"),
 ], ids=lambda v: v.rsplit(".", 1)[-1] if isinstance(v, str) else v.__name__)
 def test_block_mistakes(cls, key, capsys):
-    ok, got, fields = capstone.diagnose_block(cls)
-    assert (ok, got) == (False, key)
-    assert graded(capstone.check_block, cls) is False
+    for seed in SEEDS:
+        ok, got, fields = diagnose_block(cls, seed)
+        assert (ok, got) == (False, key), seed
+    assert graded(capstone.check_block, cls, seed=0) is False
     assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
 
 
 def test_the_reference_agrees_with_pytorch():
     """What 'ok' claims: attnlab's layer (the checker's oracle) = torch.nn.MultiheadAttention on every
     case of the checker, distinct key and value and padding included (same weights)."""
-    ref = capstone._reference_mha()
-    D, H = ref.d_model, ref.num_heads
-    tm = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
-    ref.copy_to(tm)
-    for query, key, value, mask in capstone._mha_cases():
-        out, w = ref(query, key, value, mask)
-        key = query if key is None else key
-        value = key if value is None else value
-        B, T, S = query.shape[0], query.shape[1], key.shape[1]
-        attn_mask = None if mask is None else (~mask.expand(B, H, T, S)).reshape(B * H, T, S)
-        t_out, t_w = tm(query, key, value, attn_mask=attn_mask, average_attn_weights=False)
-        assert capstone._close(out, t_out) and capstone._close(w, t_w)
+    for seed in SEEDS:
+        for i, (B, T, S, H, d_k) in enumerate(capstone_mha.mha_configs(seed)):
+            ref = capstone_mha.reference_mha(seed, i, H * d_k, H)
+            D = ref.d_model
+            tm = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
+            ref.copy_to(tm)
+            for query, key, value, mask in capstone_mha.mha_cases(seed, i):
+                out, w = ref(query, key, value, mask)
+                key = query if key is None else key
+                value = key if value is None else value
+                B, T, S = query.shape[0], query.shape[1], key.shape[1]
+                attn_mask = None if mask is None else (~mask.expand(B, H, T, S)).reshape(B * H, T, S)
+                t_out, t_w = tm(query, key, value, attn_mask=attn_mask, average_attn_weights=False)
+                assert capstone_mha._close(out, t_out) and capstone_mha._close(w, t_w)
+
+
+def test_sizes_are_drawn_per_run_never_the_lessons():
+    """Issue 27 §2: no constant of the lesson (12 = 3 heads x d_k 4) can pass: two sizes per run, both
+    with other heads and d_k, B != T != S; the block's sizes and dropout change with the seed too."""
+    configs = [capstone_mha.mha_configs(s) for s in range(20)]
+    assert len({tuple(c) for c in configs}) == 20
+    for (B1, T1, S1, H1, k1), (B2, T2, S2, H2, k2) in configs:
+        assert H1 != H2 and k1 != k2 and 3 not in (H1, H2) and 4 not in (k1, k2)
+        assert B1 != T1 != S1 and B2 != T2 != S2
+    blocks = [capstone_block.block_config(s) for s in range(20)]
+    assert len(set(blocks)) > 15 and all(H != 3 and d_k != 4 and p != 0.1 for _, _, H, d_k, _, p in blocks)
 
 
 def test_the_dropout_draws_are_the_reference_blocks():
     """The checker's training-mode oracle draws dropout exactly as attnlab.TransformerBlock does with the
     exercise's layout: dropout on each sublayer's output and inside the FFN, none on the attention
     weights (the student's MultiHeadAttention has no dropout of its own: attn_dropout=0)."""
-    x = torch.randn(2, 6, 12, generator=torch.Generator().manual_seed(0))
-    for norm_first in (False, True):
-        ref = capstone._reference_block(norm_first)
-        train = attnlab.TransformerBlock(12, 3, 20, dropout=capstone.P_DROP, norm_first=norm_first, attn_dropout=0.0)
-        train.load_state_dict(ref.state_dict())
-        train.train()
-        torch.manual_seed(7)
-        with torch.no_grad():
-            expected = train(x, capstone.causal_mask(6))[0]
-            got = capstone._train_variant(ref, x, capstone.causal_mask(6), 7)
-        assert capstone._close(got, expected) and not capstone._close(got, ref(x, capstone.causal_mask(6))[0])
+    for seed in SEEDS:
+        B, T, H, d_k, d_ff, p = capstone_block.block_config(seed)
+        x, mask = capstone_block.block_inputs(seed)
+        for norm_first in (False, True):
+            ref = capstone_block.reference_block(seed, norm_first)
+            train = attnlab.TransformerBlock(H * d_k, H, d_ff, dropout=p, norm_first=norm_first, attn_dropout=0.0)
+            train.load_state_dict(ref.state_dict())
+            train.train()
+            torch.manual_seed(7)
+            with torch.no_grad():
+                expected = train(x, mask)[0]
+                got = capstone_block.train_variant(ref, x, mask, 7, p)
+            assert capstone_mha._close(got, expected) and not capstone_mha._close(got, ref(x, mask)[0])
 
 
 def test_checkers_leave_the_global_random_state_alone():
@@ -259,3 +285,53 @@ def test_checkers_leave_the_global_random_state_alone():
     capstone.evaluate_multihead(sol.MultiHeadAttention)
     capstone.evaluate_block(sol.TransformerBlock)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+# --------------------------------------------------------------------------- review 2026-12-01b
+class NoReturnMHA(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        super().forward(query, key, value, mask)                           # the return forgotten
+
+
+class NoReturnBlock(sol.TransformerBlock):
+    def forward(self, x, mask=None):
+        super().forward(x, mask)
+
+
+@pytest.mark.parametrize("check, cls", [(capstone.check_multihead, NoReturnMHA), (capstone.check_block, NoReturnBlock)])
+def test_a_forgotten_return_is_wrong_not_undone(check, cls):
+    """Student report, hint 6: forward without a return is the student's mistake, not an untouched TODO."""
+    feedback = check.evaluate(cls, lang="en")
+    assert feedback.ok is False, feedback.text
+
+
+class ScoresAsWeights(sol.MultiHeadAttention):
+    def forward(self, query, key=None, value=None, mask=None):
+        out, w = super().forward(query, key, value, mask)
+        return out, torch.log(w)                                          # pre-softmax-like, out still right
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh", "en"])
+def test_a_wrong_answer_never_reads_largest_difference_zero(lang):
+    """Student report, hint 7: 'differs (largest difference 0.0e+00)' contradicts itself."""
+    feedback = capstone.check_multihead.evaluate(ScoresAsWeights, lang=lang)
+    assert feedback.ok is False
+    assert "0.0e+00" not in feedback.text and "0,0e+00" not in feedback.text, feedback.text
+
+
+class DefaultPreLN(sol.TransformerBlock):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
+
+
+class DefaultDropout(sol.TransformerBlock):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.3, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first)
+
+
+@pytest.mark.parametrize("cls", [DefaultPreLN, DefaultDropout])
+def test_block_keeps_the_interfaces_defaults(cls):
+    """Mutation testing: defaults other than the interface's (dropout=0.1, norm_first=False) survived,
+    since the checker always passed both; it now also builds the block with the defaults."""
+    for seed in SEEDS:
+        assert diagnose_block(cls, seed)[:2] == (False, "capstone.hint.block_defaults")

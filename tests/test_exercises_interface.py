@@ -140,6 +140,8 @@ class Evil:
 def test_the_registry_matches_the_catalogue():
     assert {"l01.softmax", "l01.attention", "l01.dot_std"} <= set(EXERCISES)
     for key, exercise in EXERCISES.items():
+        if key in catalogue.WITHOUT_TODO:          # a checked cell with no TODO of its own (lesson 09 §5)
+            continue
         assert exercise.key == key and exercise.title in CATALOG and key in ENTRIES, key
         assert exercise.name == exercise.title
         assert exercise.names == tuple(ENTRIES[key]["names"]), key

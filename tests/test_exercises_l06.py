@@ -14,9 +14,17 @@ from solutions import l06 as sol
 EN = "en"
 
 
+SEEDS = (0, 1, 2, 3)
+
+
 def run(checker, fn, capsys):
     result = graded(checker, fn, lang=EN)
     return result, capsys.readouterr().out
+
+
+def verdicts(checker, fn) -> set:
+    """(ok, key) of the checker on several seeds: sizes change from seed to seed, the verdict must not."""
+    return {(fb.ok, fb.key) for fb in (checker.evaluate(fn, lang=EN, seed=s) for s in SEEDS)}
 
 
 def hint(key, **fields):
@@ -26,7 +34,7 @@ def hint(key, **fields):
 # ------------------------------------------------------------------ exercise 1: parameters
 
 def test_block_params_formula_is_exact_for_the_configs():
-    for cfg in l06.PARAM_CONFIGS:
+    for cfg in {c for s in SEEDS for c in l06.param_configs(s)}:
         assert sol.block_params(*cfg) == l06.true_block_params(*cfg)
     assert sol.block_params(768, 12, 3072) == 7_087_872          # one GPT-2 small block
     assert sol.block_params(512, 8, 2048) == 3_152_384           # one encoder layer of the paper's base model
@@ -34,7 +42,7 @@ def test_block_params_formula_is_exact_for_the_configs():
 
 def test_block_params_accepts_solution_and_int_like_answers(capsys):
     ok, out = run(l06.check_block_params, sol.block_params, capsys)
-    assert ok is True and t("l06.params.ok", EN, n=len(l06.PARAM_CONFIGS)) in out
+    assert ok is True and t("l06.params.ok", EN, n=l06.N_CONFIGS) in out
     ok, _ = run(l06.check_block_params, lambda d, h, f: float(sol.block_params(d, h, f)), capsys)
     assert ok is True
     ok, _ = run(l06.check_block_params, lambda d, h, f: torch.tensor(sol.block_params(d, h, f)), capsys)
@@ -62,15 +70,18 @@ PARAM_MISTAKES = {
 @pytest.mark.parametrize("name", PARAM_MISTAKES)
 def test_block_params_recognises_typical_mistakes(name, capsys):
     fn, key = PARAM_MISTAKES[name]
+    assert verdicts(l06.check_block_params, fn) == {(False, key)}
     ok, out = run(l06.check_block_params, fn, capsys)
     assert ok is False
     assert hint(key) in out
 
 
 def test_block_params_generic_hint_does_not_print_the_answer(capsys):
-    ok, out = run(l06.check_block_params, lambda d, h, f: sol.block_params(d, h, f) + 1, capsys)
-    assert ok is False and t("l06.too_large", EN) in out and "d_model=64" in out
-    for cfg in l06.PARAM_CONFIGS:
+    fb = l06.check_block_params.evaluate(lambda d, h, f: sol.block_params(d, h, f) + 1, lang=EN, seed=0)
+    out = fb.text
+    d, h, f = l06.param_configs(0)[0]
+    assert fb.ok is False and t("l06.too_large", EN) in out and f"d_model={d}," in out
+    for cfg in l06.param_configs(0):
         n = l06.true_block_params(*cfg)
         assert str(n) not in out and f"{n:,}" not in out
 
@@ -91,7 +102,7 @@ def test_block_params_todo_is_not_done(capsys):
 # ------------------------------------------------------------------ exercise 2: masks
 
 def test_reference_masks_agree_with_solution():
-    for src, tgt, pad in l06.MASK_CASES:
+    for src, tgt, pad in (case for s in SEEDS for case in l06.mask_cases(s)):
         for a, b in zip(sol.make_masks(src, tgt, pad), l06.reference_masks(src, tgt, pad)):
             assert torch.equal(a, b)
 
@@ -227,9 +238,11 @@ MASK_MISTAKES = {
 @pytest.mark.parametrize("name", MASK_MISTAKES)
 def test_masks_recognise_typical_mistakes(name, capsys):
     fn, key, fields = MASK_MISTAKES[name]
-    ok, out = run(l06.check_masks, fn, capsys)
-    assert ok is False
-    assert hint(key, **fields) in out, out
+    assert verdicts(l06.check_masks, fn) == {(False, key)}
+    fb = l06.check_masks.evaluate(fn, lang=EN)
+    assert fb.ok is False
+    if not {"got", "want"} & set(fields):                     # sizes are drawn per run
+        assert hint(key, **fields) in fb.text, fb.text
 
 
 def test_masks_need_three(capsys):
@@ -253,17 +266,19 @@ def test_greedy_accepts_solution(capsys):
 
 
 def test_greedy_solution_matches_reference_and_cases_are_discriminating():
-    model = l06.ToyLM(max_len=l06.GREEDY_MAX_LEN)
-    discriminates_first = discriminates_front = False
-    for ids in l06.GREEDY_CASES:
-        want = l06.reference_greedy_step(model, ids, l06.GREEDY_MAX_LEN)
-        assert torch.equal(sol.greedy_step(model, ids, l06.GREEDY_MAX_LEN), want)
-        logits = model(ids[:, -l06.GREEDY_MAX_LEN:])
-        discriminates_first |= not torch.equal(logits[:, 0].argmax(-1), want[:, -1])
-        if ids.shape[1] > l06.GREEDY_MAX_LEN:
-            front = model(ids[:, :l06.GREEDY_MAX_LEN])[:, -1].argmax(-1)
-            discriminates_front |= not torch.equal(front, want[:, -1])
-    assert discriminates_first and discriminates_front
+    for seed in SEEDS:
+        model, batches = l06.greedy_setup(seed)
+        m = model.max_len
+        assert m not in (6, 16)                                   # neither the old probe's nor the lesson's
+        for ids in batches:
+            want = l06.reference_greedy_step(model, ids, m)
+            assert torch.equal(sol.greedy_step(model, ids, m), want)
+            if ids.shape[1] > 1:
+                logits = model(ids[:, -m:])
+                assert (logits[:, 0].argmax(-1) != want[:, -1]).all()
+            if ids.shape[1] > m:
+                assert (model(ids[:, :m])[:, -1].argmax(-1) != want[:, -1]).all()
+        assert max(ids.shape[1] for ids in batches) > 2 * m
 
 
 def first_position(model, ids, max_len):
@@ -321,10 +336,10 @@ GREEDY_MISTAKES = {
     "return the cropped sequence": (crop_return, "l06.greedy.crop_return", {}),
     "only the new token": (only_new, "l06.greedy.no_append", {}),
     "max values": (max_values, "l06.greedy.values", {}),
-    "argmax over the batch axis": (argmax_over_batch, "l06.greedy.shape", {"got": "(1, 14)", "want": "(1, 4)"}),
-    "argmax over the time axis": (argmax_over_time, "l06.greedy.shape", {"got": "(1, 14)", "want": "(1, 4)"}),
+    "argmax over the batch axis": (argmax_over_batch, "l06.greedy.shape", {"got": "", "want": ""}),
+    "argmax over the time axis": (argmax_over_time, "l06.greedy.shape", {"got": "", "want": ""}),
     "argmax at every position": (argmax_every_position, "l06.greedy.cat", {}),
-    "argmin": (argmin, "l06.greedy.wrong", {"shape": "(1, 3)"}),
+    "argmin": (argmin, "l06.greedy.wrong", {"shape": ""}),
     "prepended": (prepend, "l06.greedy.changed", {}),
 }
 
@@ -332,9 +347,11 @@ GREEDY_MISTAKES = {
 @pytest.mark.parametrize("name", GREEDY_MISTAKES)
 def test_greedy_recognises_typical_mistakes(name, capsys):
     fn, key, fields = GREEDY_MISTAKES[name]
-    ok, out = run(l06.check_greedy_step, fn, capsys)
-    assert ok is False
-    assert hint(key, **fields) in out, out
+    assert verdicts(l06.check_greedy_step, fn) == {(False, key)}
+    fb = l06.check_greedy_step.evaluate(fn, lang=EN)
+    assert fb.ok is False
+    if not fields:                                            # sizes are drawn per run
+        assert hint(key) in fb.text, fb.text
 
 
 def test_greedy_todo_is_not_done(capsys):
@@ -352,3 +369,35 @@ def test_checkers_speak_the_current_language(capsys):
         assert "练习" in capsys.readouterr().out
     finally:
         attnlab.set_language("en")
+
+
+# ------------------------------------------------------------------ sizes drawn per run (issue 27 §2)
+def test_sizes_are_drawn_per_run_and_never_only_the_lessons():
+    seeds = range(12)
+    assert len({tuple(l06.param_configs(s)) for s in seeds}) == 12
+    assert len({tuple(tuple(c[0].shape) + tuple(c[1].shape) for c in l06.mask_cases(s)) for s in seeds}) > 6
+    assert {l06.greedy_setup(s)[0].max_len for s in seeds} >= {4, 5, 7, 8, 9} - {6}
+    for s in seeds:
+        src, tgt, _ = l06.mask_cases(s)[0]
+        assert src.shape[1] != tgt.shape[1]                           # T != S
+        assert l06.mask_cases(s)[2][2] != 0                           # a pad_id other than 0
+
+
+def test_the_reference_passes_whatever_the_seed():
+    for s in range(20):
+        assert l06.evaluate_block_params(sol.block_params, seed=s).ok is True
+        assert l06.evaluate_masks(sol.make_masks, seed=s).ok is True
+        assert l06.evaluate_greedy_step(sol.greedy_step, seed=s).ok is True
+
+
+def test_masks_keep_the_signatures_default_pad_id():
+    """Mutation testing: a default pad_id other than the exercise's 0 (make_masks(src, tgt, pad_id=0))
+    survived, since every case passed pad_id; the checker now also calls without it."""
+    def default_one(src, tgt, pad_id=1):
+        return sol.make_masks(src, tgt, pad_id)
+
+    def no_default(src, tgt, pad_id):
+        return sol.make_masks(src, tgt, pad_id)
+
+    assert verdicts(l06.check_masks, default_one) == {(False, "l06.masks.default")}
+    assert verdicts(l06.check_masks, no_default) == {(False, "l06.masks.default")}

@@ -30,6 +30,18 @@ def assert_hint(check, diagnose, key, capsys):
     assert capsys.readouterr().out == t("ex.wrong", "en", detail=t(key, "en", **fields)) + "\n"
 
 
+def diagnose_loss_mask(fn, seed=0):
+    return l07.judge_loss_mask(l07.probe_loss_mask(fn, seed=seed), seed=seed)
+
+
+def diagnose_forward(fn, model, seed=0):
+    return l07.judge_forward(l07.probe_forward(fn, model, seed=seed), seed=seed)
+
+
+def diagnose_reversal_head(model, answer, seed=0):
+    return l07.judge_reversal_head(l07.probe_reversal_head(model, answer, seed=seed), seed=seed)
+
+
 def todo(*args):
     # TODO: the untouched exercise
     return None
@@ -59,7 +71,7 @@ LOSS_MASK_MISTAKES = [
 
 
 def test_loss_mask_accepts_solution(capsys):
-    assert l07._diagnose_loss_mask(solutions.loss_mask) == (True, "l07.ok.loss_mask", {})
+    assert diagnose_loss_mask(solutions.loss_mask) == (True, "l07.ok.loss_mask", {})
     assert graded(l07.check_loss_mask, solutions.loss_mask) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.loss_mask", "en")) + "\n"
 
@@ -74,12 +86,12 @@ def test_loss_mask_accepts_variants():
 @pytest.mark.parametrize("fn, key", LOSS_MASK_MISTAKES,
                          ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(LOSS_MASK_MISTAKES)])
 def test_loss_mask_rejects_mistake(fn, key, capsys):
-    assert_hint(lambda: graded(l07.check_loss_mask, fn), lambda: l07._diagnose_loss_mask(fn), key, capsys)
+    assert_hint(lambda: graded(l07.check_loss_mask, fn, seed=0), lambda: diagnose_loss_mask(fn), key, capsys)
 
 
 def test_loss_mask_hint_names_a_real_position():
-    ok, key, fields = l07._diagnose_loss_mask(lambda i, tg: _from_sep(i) & (i != SEP) & (tg != PAD))
-    ids = reversal.heldout()[:64]
+    ok, key, fields = diagnose_loss_mask(lambda i, tg: _from_sep(i) & (i != SEP) & (tg != PAD))
+    ids = l07.loss_mask_cases(0)[0]
     assert key == "l07.hint.mask_late"
     assert fields["pos"] == int(reversal.lengths(ids)[fields["b"]])          # the separator of that row
 
@@ -123,7 +135,7 @@ FORWARD_MISTAKES = [
 
 
 def test_forward_accepts_solution(model, capsys):
-    assert l07._diagnose_forward(solutions.forward, model) == (True, "l07.ok.forward", {})
+    assert diagnose_forward(solutions.forward, model) == (True, "l07.ok.forward", {})
     assert graded(l07.check_forward, solutions.forward, model) is True
     assert capsys.readouterr().out == t("ex.correct", "en", detail=t("l07.ok.forward", "en")) + "\n"
 
@@ -143,7 +155,7 @@ def test_forward_accepts_variants(model):
 @pytest.mark.parametrize("fn, key", FORWARD_MISTAKES,
                          ids=[f"{i}-{k.split('.')[-1]}" for i, (_, k) in enumerate(FORWARD_MISTAKES)])
 def test_forward_rejects_mistake(fn, key, model, capsys):
-    assert_hint(lambda: graded(l07.check_forward, fn, model), lambda: l07._diagnose_forward(fn, model), key, capsys)
+    assert_hint(lambda: graded(l07.check_forward, fn, model, seed=0), lambda: diagnose_forward(fn, model), key, capsys)
 
 
 def test_forward_does_not_touch_the_lessons_model(model):
@@ -172,7 +184,7 @@ def test_head_accepts_the_computed_answer(model, heads, capsys):
     mass, good, _ = heads
     assert solutions.reversal_head(model) in good
     for answer in good:
-        ok, key, fields = l07._diagnose_reversal_head(model, answer)
+        ok, key, fields = diagnose_reversal_head(model, answer)
         assert (ok, key) == (True, "l07.ok.head")
     assert graded(l07.check_reversal_head, model, list(good[0])) is True
     assert capsys.readouterr().out.startswith("✅ Correct! Layer")
@@ -182,8 +194,8 @@ def test_head_rejects_a_layer_without_the_pattern(model, heads, capsys):
     mass, good, bad = heads
     weak = [(l, h) for (l, h) in bad if mass[l - 1].max() < reversal.ANTI_DIAGONAL_THRESHOLD]
     assert weak, "expected a layer with no reversal head (layer 1 of the checkpoint)"
-    assert_hint(lambda: graded(l07.check_reversal_head, model, weak[0]),
-                lambda: l07._diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
+    assert_hint(lambda: graded(l07.check_reversal_head, model, weak[0], seed=0),
+                lambda: diagnose_reversal_head(model, weak[0]), "l07.hint.head_layer", capsys)
 
 
 def test_head_recognises_the_shifted_anti_diagonal(model, heads, capsys):
@@ -193,8 +205,8 @@ def test_head_recognises_the_shifted_anti_diagonal(model, heads, capsys):
     shifted = [(l, h) for (l, h) in bad if echo[l - 1, h - 1] >= reversal.ANTI_DIAGONAL_THRESHOLD]
     if not shifted:
         pytest.skip("no shifted head in this checkpoint")
-    assert_hint(lambda: graded(l07.check_reversal_head, model, shifted[0]),
-                lambda: l07._diagnose_reversal_head(model, shifted[0]), "l07.hint.head_shifted", capsys)
+    assert_hint(lambda: graded(l07.check_reversal_head, model, shifted[0], seed=0),
+                lambda: diagnose_reversal_head(model, shifted[0]), "l07.hint.head_shifted", capsys)
 
 
 # Every branch on made-up masses (layers x heads), so none depends on the checkpoint.
@@ -222,9 +234,9 @@ def fake_masses(monkeypatch):
     ((3, 1), "l07.hint.head_range"),
 ])
 def test_head_branches(answer, key, model, fake_masses, capsys):
-    ok, got_key, fields = l07._diagnose_reversal_head(model, answer)
+    ok, got_key, fields = diagnose_reversal_head(model, answer)
     assert (ok, got_key) == (key == "l07.ok.head", key)
-    assert graded(l07.check_reversal_head, model, answer) is ok
+    assert graded(l07.check_reversal_head, model, answer, seed=0) is ok
     verdict = "ex.correct" if ok else "ex.wrong"
     discussion = "\n" + t("ex.discussion", "en", text=t("l07.discuss.head", "en")) if ok else ""
     assert capsys.readouterr().out == t(verdict, "en", detail=t(key, "en", **fields)) + discussion + "\n"
@@ -242,8 +254,8 @@ def test_head_branches(answer, key, model, fake_masses, capsys):
     ((True, 1), "l07.hint.head_format"),
 ])
 def test_head_rejects_bad_answers(answer, key, model, capsys):
-    assert_hint(lambda: graded(l07.check_reversal_head, model, answer),
-                lambda: l07._diagnose_reversal_head(model, answer), key, capsys)
+    assert_hint(lambda: graded(l07.check_reversal_head, model, answer, seed=0),
+                lambda: diagnose_reversal_head(model, answer), key, capsys)
 
 
 def test_head_not_done(model, capsys):
@@ -256,7 +268,7 @@ def test_checkers_print_in_every_language(model, capsys):
     for lang in ("vi", "zh", "en"):
         assert graded(l07.check_loss_mask, lambda i, tg: tg != PAD, lang=lang) is False
         out = capsys.readouterr().out
-        _, key, fields = l07._diagnose_loss_mask(lambda i, tg: tg != PAD)
+        _, key, fields = diagnose_loss_mask(lambda i, tg: tg != PAD)
         assert out == t("ex.wrong", lang, detail=t(key, lang, **fields)) + "\n"
 
 
@@ -276,3 +288,46 @@ def test_reference_solutions_match_the_package(model):
         torch.testing.assert_close(solutions.forward(model, inputs), model(inputs)[0])
     best = reversal.reversal_head(model)
     assert solutions.reversal_head(model) == (best.layer, best.head)
+
+
+# ------------------------------------------------------------------------------- review 2026-12-01b
+def forward_no_return(model, ids):
+    x = model.pos(model.embed(ids))
+    for block in model.blocks:
+        x, _ = block(x, mask=causal_mask(ids.shape[1]))
+    model.head(model.norm(x))                                             # the return forgotten
+
+
+def test_forward_without_return_is_wrong_not_undone(model):
+    feedback = l07.check_forward.evaluate(forward_no_return, model, lang="en")
+    assert feedback.ok is False, feedback.text
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+def test_a_2d_mask_is_named_in_the_lessons_language(model, lang):
+    """Student report, hint 4: attnlab's own English ValueError reached the Vietnamese lesson."""
+    def two_d(m, ids):
+        return _by_hand(m, ids, torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril())
+    feedback = l07.check_forward.evaluate(two_d, model, lang=lang)
+    assert (feedback.ok, feedback.key) == (False, "l07.hint.fwd_mask_2d"), feedback.text
+    assert "expected 4-D" not in feedback.text
+
+
+def test_results_with_the_model_can_be_saved_and_swapped_for_the_checkpoint(model, tmp_path):
+    """The grader saves the probe's results (the lesson model included: plain tensors) and may put the
+    package checkpoint in results["model"]; the verdicts do not change."""
+    from attnlab.exercises import EXERCISES, _models, load_results, save_results
+    for i, (key, args) in enumerate([("l07.forward", (solutions.forward, model)),
+                                     ("l07.forward", (FORWARD_MISTAKES[7][0], model)),
+                                     ("l07.reversal_head", (model, solutions.reversal_head(model)))]):
+        results = EXERCISES[key].probe(*args, seed=5)
+        want = EXERCISES[key].judge(results, seed=5)
+        results["model"] = _models.checkpoint_data("07")
+        save_results(tmp_path / f"r{i}.pt", results)
+        assert EXERCISES[key].judge(load_results(tmp_path / f"r{i}.pt"), seed=5) == want
+
+
+def test_sizes_of_the_forward_probe_are_drawn_per_run():
+    """B != T in every batch, a T other than the lesson's 16 (review W1: B == T == 16 let T = ids.shape[0] pass)."""
+    shapes = {tuple(ids.shape) for s in range(10) for ids in l07.forward_cases(s)}
+    assert all(B != T for B, T in shapes) and {T for _, T in shapes} - {16} and len(shapes) > 8
