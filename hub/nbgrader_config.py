@@ -20,7 +20,9 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
 
 c.CourseDirectory.course_id = "attnlab"
 c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
-c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE_DIR", os.path.expanduser("~/attnlab-course"))
+# The instructor's nbgrader course folder. Not ATTNLAB_COURSE_DIR: on the course hub that names each
+# user's pulled copy of the lessons (hub/singleuser.py), a relative path.
+c.CourseDirectory.root = os.environ.get("ATTNLAB_NBGRADER_COURSE", os.path.expanduser("~/attnlab-course"))
 
 # Grading settings, as `make grade` uses them. Note: `nbgrader autograde` runs each notebook as the
 # instructor, in the instructor's kernel: for grades that count, collect, then `make grade
