@@ -139,3 +139,12 @@ def test_a_utf8_bom_is_no_reason_to_fail(tmp_path):
     path.write_bytes(b"{ broken")
     problem, _, _ = submissions.check_submission(path, AID, ids)
     assert problem[0] == "invalid"
+
+
+def test_two_grading_runs_never_share_a_sandbox_uid():
+    """Each run leases a block of uids: one run's leftover-process check can never kill the other's sandboxes."""
+    from tools.assignments import sandbox
+    (a, lock_a), (b, lock_b) = sandbox.lease_uids(), sandbox.lease_uids()
+    assert a != b and abs(a - b) >= sandbox.UID_BLOCK and min(a, b) >= sandbox.UID_BASE
+    lock_a.close()
+    lock_b.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -70,8 +71,11 @@ def attacked(tmp_path_factory):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     first = (out / "grades.csv").read_bytes()
     time.sleep(4)                                     # the daemon's moment: the grader has ended
+    uids = re.search(r"sandboxes run as uids (\d+)-(\d+)", r.stderr)
+    assert uids, r.stderr[-2000:]
     return {"expected": expected, "rows": read_rows(out), "out": out, "first": first, "before": before,
-            "after": snapshot(*watched), "status": (status, _git_status()), "base": base, "stdout": r.stdout}
+            "after": snapshot(*watched), "status": (status, _git_status()), "base": base, "stdout": r.stdout,
+            "uids": range(int(uids.group(1)), int(uids.group(2)) + 1)}
 
 
 def test_every_grade_is_what_the_answers_deserve(attacked):
@@ -115,7 +119,8 @@ def test_no_file_outside_the_sandbox_changed(attacked):
 def test_no_process_is_left_and_grades_csv_stays(attacked):
     assert (attacked["out"] / "grades.csv").read_bytes() == attacked["first"], "grades.csv changed after grading"
     assert not daemon_pids()
-    left = [p for n in range(len(attacked["expected"]) + 1) for p in sandbox.processes_of(sandbox.UID_BASE + n)]
+    first = attacked["uids"][0]
+    left = [p for n in range(len(attacked["expected"]) + 1) for p in sandbox.processes_of(first + n)]
     assert not left
 
 
@@ -128,11 +133,17 @@ def test_feedback_pages_are_written_from_the_verdicts(attacked):
 
 
 # ------------------------------------------------------------------ the walls, one by one
+_uids = None
+
+
 def in_sandbox(code: str, *, uid: int = 900, limits: sandbox.Limits | None = None, read_only=()) -> subprocess.CompletedProcess:
-    """``code`` run by this Python in a sandbox as submissions are (the venv read-only, nothing else)."""
+    """``code`` run by this Python in a sandbox as submissions are (the venv read-only, nothing else),
+    as uid ``uid`` of a block of uids leased for this module."""
+    global _uids
     _need_sandbox()
+    _uids = _uids or sandbox.lease_uids()
     limits = limits or sandbox.Limits(wall=60)
-    cmd = sandbox.bwrap_command(uid, [sys.prefix, sys.base_prefix, *read_only], [sys.executable, "-E", "-s", "-c", code],
+    cmd = sandbox.bwrap_command(_uids[0] + uid, [sys.prefix, sys.base_prefix, *read_only], [sys.executable, "-E", "-s", "-c", code],
                                 {"PATH": "/usr/bin:/bin", "HOME": "/sandbox"})
     return subprocess.run(cmd, capture_output=True, text=True, timeout=limits.wall,
                           preexec_fn=sandbox._limit(limits, True))
@@ -165,7 +176,7 @@ except OSError as e:
     r = in_sandbox(code)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == f"{sandbox.UID_BASE + 900} {sandbox.UID_BASE + 900} []"
+    assert lines[0] == f"{_uids[0] + 900} {_uids[0] + 900} []"
     assert "work" in lines[1] or ROOT.parts[1] in lines[1]          # the venv's folder only
     assert "etc" not in lines[1] and "home" not in lines[1]
     assert len(eval(lines[2])) <= 3, lines[2]                        # bwrap's init, setpriv/python: no grader
@@ -196,7 +207,7 @@ print("started")
     r = in_sandbox(code, uid=901)
     assert r.returncode == 0 and "started" in r.stdout, r.stderr
     time.sleep(0.5)
-    assert not sandbox.processes_of(sandbox.UID_BASE + 901)
+    assert not sandbox.processes_of(_uids[0] + 901)
 
 
 def test_limits_stop_a_submission():

@@ -105,7 +105,7 @@ def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid:
             limits = sandbox.Limits(wall=cfg["timeout"] * (len(todo) + 4) + 120)
             answer, problem = sandbox.run(job, [sys.executable, "-E", "-s",
                                                 str(sandbox.HARNESS_IN_SANDBOX if sandboxed else sandbox.HARNESS)],
-                                          limits, uid=cfg["uid"] + n if sandboxed else None, env=env,
+                                          limits, uid=cfg["uid"] + n % sandbox.UID_BLOCK if sandboxed else None, env=env,
                                           read_only=cfg["read_only"])
         answers = runner.parse_answer(answer or {})
         lang = settings.split_assignment_id(aid)[1]
@@ -230,12 +230,15 @@ def main(argv=None) -> int:
         for old in ("feedback", "logs"):
             shutil.rmtree(args.out / old, ignore_errors=True)
     jobs, problems, edits = submissions.scan(args.submissions, ids)
+    first_uid, uid_lock = sandbox.lease_uids() if not args.unsafe else (None, None)   # the lock: held to the end
+    if first_uid is not None:
+        print(f"grade: sandboxes run as uids {first_uid}-{first_uid + sandbox.UID_BLOCK - 1}", file=sys.stderr)
     results = {}
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
         from . import installed
         site = installed.install(Path(tmp) / "package") if jobs else tmp
         cfg = {"timeout": args.timeout, "unsafe": args.unsafe, "registry": REGISTRY, "seed": args.seed,
-               "ids": ids, "out": str(args.out.resolve()), "uid": 0, "mpl": installed.matplotlib_cache(Path(tmp)) if jobs else {},
+               "ids": ids, "out": str(args.out.resolve()), "uid": first_uid, "mpl": installed.matplotlib_cache(Path(tmp)) if jobs else {},
                "pythonpath": [str(site)], "read_only": [sys.prefix, sys.base_prefix, str(site)]}
         template = Path(tmp) / "template"
         make_template(sorted({aid for _, aid, _ in jobs}), args.assignments, template)

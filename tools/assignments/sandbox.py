@@ -8,7 +8,8 @@ What a sandboxed submission gets (docs/grading.md, "The sandbox"):
 - its own PID namespace (its /proc shows only its own processes; when it ends, the kernel of the
   operating system kills every process left in it), network namespace (no network: only its own
   loopback), IPC and UTS namespaces, and a new session (no terminal);
-- a uid of its own (UID_BASE + n, in no passwd file, owning no file outside), without capabilities
+- a uid of its own (from a block of UID_BLOCK uids leased by this grading run, ``lease_uids``; in
+  no passwd file, owning no file outside), without capabilities
   or setuid (setpriv --no-new-privs);
 - limits: wall time (the grader kills it), CPU time and address space per process, number of tasks
   of its uid, size of any file it writes, size of its tmpfs folders.
@@ -31,7 +32,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-UID_BASE = 2_000_000        # uid of submission n: UID_BASE + n (no such user on a normal system)
+UID_BASE = 2_000_000        # the throw-away uids: UID_BASE and up (no such user on a normal system)
+UID_BLOCK = 4096            # uids leased by one grading run (submission n: its first uid + n % UID_BLOCK)
+UID_BLOCKS = 1024
 ROOT_IN_SANDBOX = "/sandbox"
 HARNESS = Path(__file__).with_name("harness.py")
 HARNESS_IN_SANDBOX = "/grader/harness.py"
@@ -64,7 +67,7 @@ def why_not() -> str | None:
     if os.geteuid() != 0:
         return "the sandbox runs each submission as a throw-away user, which needs root; " + HOW_TO
     try:
-        r = subprocess.run(bwrap_command(0, [], ["/usr/bin/true"]), capture_output=True, text=True, timeout=60)
+        r = subprocess.run(bwrap_command(UID_BASE, [], ["/usr/bin/true"]), capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bubblewrap does not start here ({type(e).__name__}: {e}); " + HOW_TO
     if r.returncode != 0:
@@ -89,9 +92,28 @@ def _system() -> list[str]:
     return args
 
 
+def lease_uids():
+    """(the first uid of a block no other grading run on this machine holds, the lock that holds it:
+    keep it open for the run). Two runs at once never share a uid, so neither can kill the other's
+    processes nor count against its task limit."""
+    import fcntl
+    import tempfile
+    start = os.getpid() % UID_BLOCKS
+    for k in range(UID_BLOCKS):
+        block = (start + k) % UID_BLOCKS
+        lock = open(os.path.join(tempfile.gettempdir(), f"attnlab-grade-uids-{block}.lock"), "a")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        return UID_BASE + block * UID_BLOCK, lock
+    raise RuntimeError(f"all {UID_BLOCKS} blocks of sandbox uids are in use")
+
+
 def bwrap_command(uid: int, read_only: list[str], command: list[str], env: dict | None = None,
                   tmpfs: int = Limits.tmpfs) -> list[str]:
-    """The bwrap + setpriv command line that runs ``command`` as uid UID_BASE + ``uid``."""
+    """The bwrap + setpriv command line that runs ``command`` as the throw-away ``uid``."""
     real = sorted({os.path.realpath(p) for p in read_only if os.path.exists(p)} - {"/usr"})
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "grading", *_system(),
@@ -108,7 +130,7 @@ def bwrap_command(uid: int, read_only: list[str], command: list[str], env: dict 
     args += ["--ro-bind", str(HARNESS), HARNESS_IN_SANDBOX, "--chdir", ROOT_IN_SANDBOX, "--clearenv"]
     for k, v in (env or {}).items():
         args += ["--setenv", k, v]
-    n = str(UID_BASE + uid)
+    n = str(uid)
     return args + ["--", "setpriv", f"--reuid={n}", f"--regid={n}", "--clear-groups", "--inh-caps=-all",
                    "--bounding-set=-all", "--no-new-privs", "--", *command]
 
@@ -165,7 +187,7 @@ def processes_of(uid: int) -> list[int]:
 
 def run(job: dict, command: list[str], limits: Limits, *, uid: int | None, env: dict,
         read_only: list[str]) -> tuple[dict | None, str]:
-    """Run the harness on ``job`` in a sandbox (``uid``: its number) or, if uid is None, as a plain
+    """Run the harness on ``job`` in a sandbox as ``uid`` (see lease_uids) or, if uid is None, as a plain
     child process of this one (UNSAFE). Returns (the harness's answer or None, what went wrong)."""
     sandboxed = uid is not None
     become_subreaper()
@@ -197,7 +219,7 @@ def run(job: dict, command: list[str], limits: Limits, *, uid: int | None, env: 
         _kill(proc, grace=0 if problem else 10)
         reap_orphans()
         if sandboxed:
-            for pid in processes_of(UID_BASE + uid):     # none: the PID namespace is gone (tested)
+            for pid in processes_of(uid):                # none: the PID namespace is gone (tested)
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
