@@ -2,8 +2,10 @@
 
 One build of the assignments (compared with the committed ones) and ONE grading run of a whole
 class (two workers): for every lesson in the wrong-solution catalogue and both languages, a
-reference submission, an untouched one, and submission i carrying wrong entry i of every exercise;
+reference submission, an untouched one, and a wrong one carrying the first wrong entry of every
+exercise (ATTNLAB_ALL_WRONG=1: submission i carrying wrong entry i, all of them);
 plus lesson 01 handed in badly in every way the issue lists, and a tampered submission.
+Since issue 31 each submission runs in the grading sandbox (or --unsafe where there is none).
 """
 from __future__ import annotations
 
@@ -31,7 +33,12 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "assignments"
 TIMEOUT = 40            # seconds per cell in the test run (an infinite loop costs this much)
-GRADE_TIMEOUT = 2400    # the whole class, lessons 01-10: over 900 s on two shared cores
+GRADE_TIMEOUT = 2400    # the whole class, lessons 01-10 (about 70 notebooks): a safety limit, not a timing
+# Wrong submissions per assignment: the first carries the first wrong solution of every exercise. Every
+# wrong solution's verdict and hint is tested by tests/test_catalogue.py (in process, several seeds);
+# here the grader's whole path (the assignment, the sandbox, the judge, the page) for each lesson and
+# language. All of them (over 300 notebooks, 40 min on the shared machine): ATTNLAB_ALL_WRONG=1.
+WRONG_SUBMISSIONS = None if os.environ.get("ATTNLAB_ALL_WRONG") else 1
 # Notes for the instructor that say how a row was graded, not that something went wrong with it.
 HOW = (WORDS["in_kernel"]["en"], WORDS["unsafe"]["en"])
 
@@ -59,7 +66,7 @@ def catalogue():
 def graded(built, catalogue, tmp_path_factory):
     """Grade the whole class once: (rows by (student, assignment, grade_id), feedback folder, expectations)."""
     subs = tmp_path_factory.mktemp("submitted")
-    expected, missing = class_from_catalogue(subs, built, catalogue) if catalogue else ({}, [])
+    expected, missing = class_from_catalogue(subs, built, catalogue, WRONG_SUBMISSIONS) if catalogue else ({}, [])
     bad = bad_submissions(subs, built)
     out = tmp_path_factory.mktemp("grades")
     unsafe = ["--unsafe"] if sandbox.why_not() else []     # the catalogue's grades; the sandbox: test_assignment_sandbox.py
