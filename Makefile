@@ -2,6 +2,7 @@
 #   make lab    set everything up and open JupyterLab on the course
 #   make test   set everything up and run every test (the command CI runs)
 #   make test-fast   the unit tests only: no browser, no notebooks, no retraining (markers in pyproject.toml)
+#   make help   every target, with what it does
 # Variables: PYTHON=python3.X (the interpreter), TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # (torch from PyTorch's CPU-only wheels on Linux), CONSTRAINTS=file|auto|none (auto: constraints.txt
 # on Python 3.11, constraints-py3.X.txt on the others).
@@ -20,14 +21,14 @@ HUB_ENV   := .venv-hub
 NB     ?=
 PYTEST_ARGS ?= -n 2 --dist loadscope
 
-.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean mutation mutation-check
+.PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean help mutation mutation-check
 
 # tools/venvs.py checks the Python and the constraints first (a clear message, not pip's
 # ResolutionImpossible), removes the venv if the install fails, and writes the stamp last.
 $(STAMP): requirements.txt requirements-dev.txt $(wildcard constraints*.txt) pyproject.toml tools/venvs.py
 	$(PYTHON) tools/venvs.py $(VENV) --constraints $(CONSTRAINTS) $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
 
-setup: $(STAMP)
+setup: $(STAMP)                ## the venv .venv with the course installed (editable) and the dev tools
 	@$(PYTHON) tools/venvs.py --check $(VENV)
 
 $(W7)/.installed-stamp: $(STAMP) tools/make_w7_env.py
@@ -42,11 +43,11 @@ LAB_USER_SETTINGS := $(CURDIR)/build/lab/user-settings
 LAB_ARGS := --LabApp.app_settings_dir=$(CURDIR)/shared/attnlab_server/lab_settings \
 	--LabApp.user_settings_dir=$(LAB_USER_SETTINGS)
 
-lab: setup
+lab: setup                     ## JupyterLab on the course
 	$(BIN)/python -c "import attnlab_server, sys; attnlab_server.seed_user_settings(sys.argv[1])" $(LAB_USER_SETTINGS)
 	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION) $(LAB_ARGS)
 
-test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## every test (what CI runs); also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
@@ -64,7 +65,7 @@ execute: setup                 ## re-run notebooks and store their outputs (NB=p
 sync: setup                    ## write the setup cell (from attnlab/course/__init__.py) into every notebook
 	$(BIN)/python tools/sync_notebooks.py
 
-bench: setup
+bench: setup                   ## attention's speed and memory (benchmarks/bench_attention.py)
 	$(BIN)/python benchmarks/bench_attention.py
 
 bench-import: setup            ## import attnlab vs import torch, fresh processes
@@ -116,13 +117,23 @@ hub-test-env: setup
 # The exercises as nbgrader assignments, and grading a class (docs/grading.md).
 SUBMISSIONS ?=
 GRADES ?= build/grades
+UNSAFE ?=
+FORCE ?=
 .PHONY: assignments grade
 assignments: setup             ## lessons' exercises -> assignments/source (nbgrader) and assignments/release (students)
 	$(BIN)/python -m tools.assignments.build
 
-grade: setup                   ## SUBMISSIONS=dir (<student>/<assignment>/<notebook>.ipynb) -> $(GRADES)/grades.csv, feedback/
+# Each submission runs in a bubblewrap sandbox as a throw-away user (needs bubblewrap and root);
+# UNSAFE=1 grades without it (written into grades.csv); FORCE=1 replaces GRADES/grades.csv instead of merging.
+grade: setup                   ## SUBMISSIONS=dir (<student>/<assignment>/<notebook>.ipynb) -> $(GRADES)/grades.csv, feedback/, sandboxed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir (one folder per student, see docs/grading.md)" >&2; exit 2; }
-	OMP_NUM_THREADS=1 $(BIN)/python -m tools.assignments.grade "$(SUBMISSIONS)" --out "$(GRADES)"
+	OMP_NUM_THREADS=1 $(BIN)/python -m tools.assignments.grade "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(UNSAFE),--unsafe) $(if $(FORCE),--force)
 
-clean:
+help:                          ## this list
+	@sed -n '1,/^[^#]/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@echo
+	@grep -E '^[a-zA-Z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([^:]+):.*## (.*)/  \1|\2/' | \
+	  awk -F'|' '{ printf "  %-14s %s\n", $$1, $$2 }' | sed 's/^    /  /'
+
+clean:                         ## remove the venvs, dist/, the hub's node_modules and its environment
 	rm -rf $(VENV) $(W7) .pytest_cache dist hub/node_modules $(HUB_ENV) $(HUB_ENV)-python $(HUB_ENV).lock

@@ -12,14 +12,25 @@ default, when no config names one, is /usr/local/share/nbgrader/exchange), ATTNL
 (default ~/attnlab-course: the instructor's nbgrader course folder).
 """
 import os
+import sys
 
 c = get_config()  # noqa: F821 (nbgrader's config loader defines it)
 
+# nbgrader runs `alembic` (its gradebook's migrations) as a command: find it next to the Python that
+# runs nbgrader, also when nbgrader is started as .venv/bin/nbgrader without an activated venv.
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
+
 c.CourseDirectory.course_id = "attnlab"
 c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
-c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE_DIR", os.path.expanduser("~/attnlab-course"))
+# The instructor's nbgrader course folder. Not ATTNLAB_COURSE_DIR: on the course hub that names each
+# user's pulled copy of the lessons (hub/singleuser.py), a relative path.
+c.CourseDirectory.root = os.environ.get("ATTNLAB_NBGRADER_COURSE", os.path.expanduser("~/attnlab-course"))
 
-# Grading, as `make grade` does it.
+# Grading settings, as `make grade` uses them. Note: `nbgrader autograde` runs each notebook as the
+# instructor, in the instructor's kernel: for grades that count, collect, then `make grade
+# SUBMISSIONS=<course folder>/submitted` (each submission sandboxed, its verdict decided outside it).
 c.GenerateAssignment.preprocessors = [     # nbgrader's default without ClearSolutions: the TODO cells stay
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.LockCells",

@@ -121,14 +121,15 @@ def wrong_offsets(entries: list[dict], wrongs: dict) -> dict:
     return offsets
 
 
-def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> dict:
+def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict], wrong_submissions: int | None = None) -> dict:
     """For every lesson in the catalogue and both languages: a reference submission, an untouched
     one, and wrong submissions, each wrong solution of the catalogue (that is a mistake in the
     lesson's language, ``wrong_in``) in one of them: wrong{i} carries wrong entry i - offset of
     every exercise (``wrong_offsets``), the reference for the others, except that an exercise
     whose earlier exercise carries a wrong solution is left as released (expected 0; the block checker's verdict on a wrong class of exercise 1 is tested in
     tests/test_catalogue.py). An exercise without an entry is left as released (expected 0) and
-    listed in ``missing``. Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
+    listed in ``missing``. ``wrong_submissions``: at most that many wrong submissions per assignment
+    (the first ones; None: all). Returns ({(student, aid): {grade_id: expected (points, hint key or None)}}, missing)."""
     expected, missing = {}, []
     lessons = sorted({e["lesson"] for e in catalogue})
     for stem in lessons:
@@ -148,7 +149,8 @@ def class_from_catalogue(folder: Path, built: Path, catalogue: list[dict]) -> di
             expected[("untouched", aid)] = {g: (0.0, None) for g in paths.values()}
             wrongs = {e["key"]: wrong_in(e, lang) for e in entries}
             offsets = wrong_offsets(entries, wrongs)
-            for i in range(max((offsets[e["key"]] + len(wrongs[e["key"]]) for e in entries), default=0)):
+            last = max((offsets[e["key"]] + len(wrongs[e["key"]]) for e in entries), default=0)
+            for i in range(last if wrong_submissions is None else min(last, wrong_submissions)):
                 answers, want = dict(refs), dict(base)
                 carrying = {e["key"] for e in entries if 0 <= i - offsets[e["key"]] < len(wrongs[e["key"]])}
                 for e in entries:

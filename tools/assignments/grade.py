@@ -1,21 +1,26 @@
-"""Grade a folder of submissions with nbgrader (``make grade SUBMISSIONS=dir``).
+"""Grade a folder of submissions, each in its own sandbox, the verdicts decided outside it (``make grade``).
 
-    python -m tools.assignments.grade SUBMISSIONS [--out build/grades] [-j N] [--timeout 60]
+    python -m tools.assignments.grade SUBMISSIONS [--out build/grades] [-j N] [--timeout 60] [--unsafe]
 
 SUBMISSIONS has nbgrader's layout, ``<student>/<assignment>/<notebook>.ipynb`` (what ``nbgrader
-collect`` writes under ``submitted/``, or a folder filled any other way), assignments as built by
-``make assignments`` (``01_self_attention_vi``, ...). Writes ``grades.csv`` (student, lesson,
-language, exercise, points, max_points, note) and ``feedback/<student>/<assignment>.html``.
-A submission that cannot be graded (not a notebook, a missing or foreign notebook) gets 0 points
-with the reason in ``note``; it never stops the others. Workers grade in parallel, each in its own
-nbgrader course folder (nbgrader's SQLite gradebook is not for concurrent writers).
+collect`` writes under ``submitted/``), assignments as built by ``make assignments``
+(``01_self_attention_vi``, ...). For each submission: nbgrader puts the locked cells back
+(sanitize, in this process); the notebook runs in a bubblewrap sandbox as a throw-away user
+(tools/assignments/sandbox.py), where each exercise's probe records what the student's code returns on
+inputs drawn from a seed the notebook cannot know; this process, which never runs student code, judges
+those results (tools/assignments/runner.py). Writes ``grades.csv`` (student, lesson, language,
+exercise, points, max_points, note), ``feedback/<student>/<assignment>.html`` and, for a submission
+where something failed, ``logs/<student>/<assignment>.txt`` (the tracebacks). Grading into a folder
+that has a grades.csv merges: the rows of the submissions graded now replace theirs, the others stay.
+Without a usable sandbox it refuses, unless ``--unsafe`` (then every row says so).
 """
 from __future__ import annotations
 
 import argparse
-import csv
+import hashlib
 import math
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -25,118 +30,155 @@ from pathlib import Path
 
 import nbformat
 
-from . import report, settings
+from . import report, runner, sandbox, settings, submissions, suspicious
 
 ROOT = Path(__file__).resolve().parents[2]
-FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
+REGISTRY = "attnlab.exercises"
 
 
-def _grade_ids(nb) -> set:
-    """The ids of a notebook's exercise cells (setup, language, context: the same in every assignment)."""
-    return {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None, *report.CONTEXT_CELLS}
-
-
-def edited_cells(nb, released: dict) -> set:
-    """grade_ids of the locked cells (setup, context, tests) the student changed: source, points or kind."""
-    edited = set(released) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}   # deleted
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        gid = meta.get("grade_id")
-        if gid in released and (cell.source, meta.get("points"), meta.get("grade"), meta.get("locked")) != released[gid]:
-            edited.add(gid)
-    return edited
-
-
-def check_submission(path: Path, aid: str, ids: dict) -> tuple:
-    """(why ``path`` cannot be graded as ``aid``: a word key and its fields, or None; the edited locked cells)."""
-    try:
-        nb = nbformat.read(path, as_version=4)
-        nbformat.validate(nb)
-    except Exception as e:          # not JSON, not a notebook: say which, briefly
-        return ("invalid", {"detail": f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"}), set()
-    mine = _grade_ids(nb) & ids[aid]["grade_ids"]
-    others = sorted(a for a, v in ids.items() if a != aid and (_grade_ids(nb) & v["grade_ids"])
-                    and settings.split_assignment_id(a)[0] != settings.split_assignment_id(aid)[0])
-    if not mine and others:
-        return ("other_lesson", {"other": ", ".join(others)}), set()
-    return None, edited_cells(nb, ids[aid]["locked"])
-
-
-def scan(submissions: Path, ids: dict) -> tuple[list, list, dict]:
-    """(gradable (student, aid, notebook path), problems (student, aid, word key, fields),
-    {(student, aid): the locked cells the student edited})."""
-    jobs, problems, edits = [], [], {}
-    layout = "expected <student>/<assignment>/<notebook>.ipynb"
-    for stray in sorted(submissions.glob("*.ipynb")) + sorted(submissions.glob("*/*.ipynb")):
-        student = stray.parent.name if stray.parent != submissions else stray.stem
-        problems.append((student, "-", "failed", {"detail": f"{stray.relative_to(submissions)}: {layout}"}))
-    folders = lambda d: sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))  # not .ipynb_checkpoints
-    for student_dir in folders(submissions):
-        for adir in folders(student_dir):
-            student, aid = student_dir.name, adir.name
-            if aid not in ids:
-                problems.append((student, aid, "failed", {"detail": f"unknown assignment folder {aid!r}"}))
-                continue
-            name = ids[aid]["notebook"]
-            path = adir / name
-            if not path.is_file():
-                found = ", ".join(sorted(p.name for p in adir.glob("*.ipynb"))) or "-"
-                problems.append((student, aid, "missing", {"name": name, "found": found}))
-                continue
-            problem, edited = check_submission(path, aid, ids)
-            if problem:
-                problems.append((student, aid, *problem))
-            else:
-                jobs.append((student, aid, str(path)))
-                edits[(student, aid)] = edited
-    return jobs, problems, edits
-
-
-def _course(template: Path, where: Path) -> Path:
-    shutil.copytree(template, where)
-    return where
-
-
-def grade_chunk(jobs: list, template: str, workdir: str, timeout: int) -> list[dict]:
-    """Grade some submissions in a private copy of the course folder; one dict per submission."""
+# ------------------------------------------------------------------ grading (in the worker processes)
+def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict]:
+    """Grade some submissions, one after the other, in a private copy of the course folder."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     settings.use_venv_tools()
     warnings.filterwarnings("ignore", module="nbgrader")     # its SQLAlchemy session warnings: not ours to fix
-    course = _course(Path(template), Path(workdir))
-    for student, aid, path in jobs:
+    course = Path(shutil.copytree(template, workdir))
+    changed, looks = {}, {}
+    for n, student, aid, path in jobs:
         dest = course / "submitted" / student / aid
         dest.mkdir(parents=True)
-        shutil.copy(path, dest / Path(path).name)
+        nb = submissions._read(Path(path))
+        looks[(student, aid)] = (suspicious.findings(nb), suspicious.claims(nb, cfg["ids"][aid]["graded"]))
+        changed[(student, aid)] = submissions.restore_metadata(
+            nb, nbformat.read(Path(template) / "release" / aid / Path(path).name, as_version=4))
+        nbformat.write(nb, dest / Path(path).name)
         if (Path(path).parent / "timestamp.txt").is_file():
             shutil.copy(Path(path).parent / "timestamp.txt", dest)
-    cfg = settings.config(course, timeout=timeout)
-    coursedir = CourseDirectory(config=cfg)
-    api = NbGraderAPI(coursedir=coursedir, config=cfg)
-    return [_grade_one(api, coursedir, course, *job) for job in jobs]
+    c = settings.config(course, timeout=cfg["timeout"])
+    c.Autograde.autograde_preprocessors = []       # nbgrader only sanitizes here: the sandbox executes
+    c.Autograde.create_student = True
+    coursedir = CourseDirectory(config=c)
+    api = NbGraderAPI(coursedir=coursedir, config=c)
+    registry = runner.Registry(cfg["registry"])
+    done = []
+    for job in jobs:
+        done.append(grade_one(api, course, registry, cfg, *job))
+        done[-1]["changed"] = sorted(changed[job[1:3]])
+        done[-1]["suspicious"], claimed = looks[job[1:3]]
+        done[-1]["claims"] = sorted(g for g in claimed if not done[-1]["points"].get(g))
+    return done
 
 
-def _grade_one(api, coursedir, course: Path, student: str, aid: str, path: str) -> dict:
-    """nbgrader autograde of one submission, then its scores and the graded cells' outputs."""
-    from nbgrader.api import Gradebook
+def _seed(cfg: dict, student: str, aid: str) -> int:
+    if cfg.get("seed") is None:
+        return secrets.randbits(62)
+    return int.from_bytes(hashlib.sha256(f"{cfg['seed']}/{student}/{aid}".encode()).digest()[:8], "big") >> 2
 
-    result = {"student": student, "aid": aid, "error": [], "scores": {}, "outputs": {}}
+
+def grade_one(api, course: Path, registry, cfg: dict, n: int, student: str, aid: str, path: str) -> dict:
+    """nbgrader's sanitize, the sandbox, then the verdicts. Never raises: a failure is this submission's note."""
+    result = {"student": student, "aid": aid, "error": [], "points": {}, "feedback": {}, "notes": {}, "log": None}
+    info = cfg["ids"][aid]
+    log = Path(cfg["out"]) / "logs" / student / f"{aid}.txt"
+    log.unlink(missing_ok=True)                   # an earlier run's tracebacks are not this run's
     try:
         run = api.autograde(aid, student)
-        if not run["success"]:
-            result["error"] = (run.get("error") or "nbgrader autograde failed").strip().splitlines()[-1:]
-        stem = Path(path).stem
-        graded = course / "autograded" / student / aid / f"{stem}.ipynb"
-        if graded.is_file():
-            outputs = report.cell_outputs(nbformat.read(graded, as_version=4))
-            result["outputs"] = {k: (t, dict(e) if e else None) for k, (t, e) in outputs.items()}
-        with Gradebook(coursedir.db_url, settings.COURSE_ID) as gb:
-            nb = gb.find_submission_notebook(stem, aid, student)
-            result["scores"] = {g.name: float(g.score or 0) for g in nb.grades}
+        graded = course / "autograded" / student / aid / Path(path).name
+        if not run["success"] or not graded.is_file():
+            text = (run.get("log") or "") + "\n" + (run.get("error") or "")
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(text, encoding="utf-8")
+            last = (run.get("error") or "nbgrader autograde failed").strip().splitlines()[-1:]
+            result["error"], result["log"] = last, log
+            return result
+        nb = nbformat.read(graded, as_version=4)
+        seed = _seed(cfg, student, aid)
+        sandboxed = not cfg["unsafe"]
+        with tempfile.TemporaryDirectory(prefix="sub-") as tmp:
+            root = sandbox.ROOT_IN_SANDBOX if sandboxed else tmp
+            todo = runner.units(nb, info["graded"], registry.probes, registry.module, seed, root)
+            env = kernel_env(cfg, root)
+            job = runner.job(nbformat.writes(nb), Path(path).name, todo, cfg["timeout"], root, env,
+                             cfg["mpl"], max_restarts=8)
+            limits = sandbox.Limits(wall=cfg["timeout"] * (len(todo) + 4) + 120)
+            answer, problem = sandbox.run(job, [sys.executable, "-E", "-s",
+                                                str(sandbox.HARNESS_IN_SANDBOX if sandboxed else sandbox.HARNESS)],
+                                          limits, uid=cfg["uid"] + n % sandbox.UID_BLOCK if sandboxed else None, env=env,
+                                          read_only=cfg["read_only"])
+        answers = runner.parse_answer(answer or {})
+        lang = settings.split_assignment_id(aid)[1]
+        sources = runner.answer_sources(nb)
+        blobs = (answer or {}).get("results") if isinstance((answer or {}).get("results"), dict) else {}
+        for gid, ex in info["graded"].items():
+            notes = _unit_notes(gid, todo, answers, cfg["timeout"])
+            probe = next((u for u in todo if u["grade_id"] == gid and u["kind"] in ("probe", "in_kernel")), None)
+            if probe is None:
+                points, text = 0.0, ""
+            elif probe["kind"] == "in_kernel":
+                a = answers.get(probe["id"]) or {"status": "", "text": ""}
+                points, text = (ex["max"] if a["status"] == "ok" else 0.0), a["text"]
+                notes.append(("in_kernel", {}))
+            else:
+                results = registry.load(blobs.get(ex["key"])) if blobs.get(ex["key"]) else None
+                if results is None:
+                    results = runner.error_data(answers.get(probe["id"]))
+                if "source" in results and gid in sources:   # what was handed in, not what the kernel says it ran
+                    results["source"] = sources[gid]
+                    results.pop("references", None)
+                if "model" in results:                 # the package's model, not one the kernel sends
+                    results["model"] = registry.model(settings.split_assignment_id(aid)[0], lang)
+                fb = registry.verdict(ex["key"], results, seed, lang)
+                points, text = (ex["max"] if fb.ok is True else 0.0), fb.text
+            result["points"][gid], result["feedback"][gid], result["notes"][gid] = points, text, notes
+        extra = [f"sandbox: {problem}"] if problem else []
+        if answer and answer.get("restarts"):
+            extra.append(f"kernel restarted {answer['restarts']} time(s): a cell ignored the interrupt or ended its kernel")
+        if runner.write_log(log, todo, answers, extra):
+            result["log"] = log
+        if problem:
+            result["error"] = [problem]
     except Exception as e:                       # this submission only; the batch goes on
-        result["error"] = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"]
+        import traceback
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        result["error"], result["log"] = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"], log
     return result
+
+
+def _unit_notes(gid: str, todo: list, answers: dict, timeout: int) -> list[tuple]:
+    """(word key, fields) for what went wrong around exercise ``gid`` beyond a wrong answer."""
+    notes = []
+    for unit in todo:
+        if unit["grade_id"] not in (gid, f"{gid}-answer"):
+            continue
+        a = answers.get(unit["id"])
+        if a is None:
+            notes.append(("not_run", {}))
+        elif a["status"] in ("timeout", "stuck"):
+            notes.append(("timeout", {"seconds": timeout}))
+        elif a["status"] == "died":
+            notes.append(("died", {}))
+        elif a["status"] == "error" and not (unit["kind"] == "in_kernel" and (a["error"] or {}).get("ename") == "AssertionError"):
+            err = a["error"] or {}
+            value = err.get("evalue", "").strip().splitlines()
+            text = err.get("ename", "Error") + (f": {value[0][:200]}" if value else "")
+            notes.append(("answer_error" if unit["grade_id"].endswith("-answer") else "error", {"error": text}))
+        if notes:
+            break                                # the first thing that went wrong is the one to read
+    return notes
+
+
+def kernel_env(cfg: dict, root: str) -> dict:
+    home = f"{root}/home"
+    return {"HOME": home, "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8", "TMPDIR": "/tmp" if root.startswith("/sandbox") else root,
+            "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
+            "PYTHONPATH": os.pathsep.join(cfg["pythonpath"]), "PYTHONNOUSERSITE": "1",
+            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_CONFIG_DIR": f"{home}/.jupyter", "JUPYTER_PLATFORM_DIRS": "1",
+            "JUPYTER_DATA_DIR": f"{home}/.local/share/jupyter", "JUPYTER_RUNTIME_DIR": f"{home}/.local/share/jupyter/runtime",
+            "MPLBACKEND": "agg", "MPLCONFIGDIR": f"{home}/.cache/matplotlib", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 
 
 def make_template(aids: list, assignments: Path, where: Path) -> None:
@@ -145,109 +187,93 @@ def make_template(aids: list, assignments: Path, where: Path) -> None:
         shutil.copytree(assignments / "source" / aid, where / "source" / aid)
     settings.generate_assignments(where, aids)
     shutil.rmtree(where / "release", ignore_errors=True)
-
-
-def known_assignments(assignments: Path) -> dict:
-    ids = {}
-    for nb_path in sorted((assignments / "source").glob("*/*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
-        released = nbformat.read(assignments / "release" / nb_path.parent.name / nb_path.name, as_version=4)
-        locked = {c.metadata["nbgrader"]["grade_id"]: (c.source, c.metadata["nbgrader"].get("points"),
-                                                       c.metadata["nbgrader"]["grade"], True)
-                  for c in released.cells if c.metadata.get("nbgrader", {}).get("locked")}
-        ids[nb_path.parent.name] = {"notebook": nb_path.name, "grade_ids": _grade_ids(nb),
-                                    "exercises": report.exercises(nb), "locked": locked}
-    return ids
-
-
-def rows_for(student, aid, info, result, problem, timeout) -> list[dict]:
-    stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
-    rows = []
-    for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
-        gid = ex["grade_id"]
-        if problem:
-            notes, points, feedback = [problem], 0.0, ""
-        else:
-            notes = report.notes_for(gid, result["outputs"], result["edited"], timeout)
-            points = result["scores"].get(gid, 0.0)
-            feedback = result["outputs"].get(gid, ("", None))[0]
-            if result["error"] or gid not in result["scores"]:      # nbgrader itself failed: say so on every row
-                notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
-        rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
-                     "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
-                     "title": ex["title"]})
-    return rows
+    for aid in aids:                      # the released notebook: what restore_metadata compares with
+        shutil.copytree(assignments / "release" / aid, where / "release" / aid)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("submissions", type=Path)
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
-    ap.add_argument("--assignments", type=Path, default=ROOT / "assignments")
-    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("submissions", type=Path, help="<student>/<assignment>/<notebook>.ipynb")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "grades",
+                    help="where grades.csv, feedback/ and logs/ go (an existing grades.csv is merged)")
+    ap.add_argument("--assignments", type=Path, default=ROOT / "assignments",
+                    help="the built assignments (source/ and release/, from `make assignments`)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     ap.add_argument("--timeout", type=int, default=settings.CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--unsafe", action="store_true",
+                    help="grade WITHOUT the sandbox (each row of grades.csv says so): for a machine without it")
+    ap.add_argument("--force", action="store_true", help="replace an existing grades.csv instead of merging")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="derive every submission's seed from this number (default: a fresh random seed each)")
     args = ap.parse_args(argv)
     settings.use_venv_tools()
     if not args.submissions.is_dir():
         print(f"grade: {args.submissions} is not a folder of submissions (<student>/<assignment>/<notebook>.ipynb)",
               file=sys.stderr)
         return 2
-    ids = known_assignments(args.assignments)
+    ids = submissions.known_assignments(args.assignments)
     if not ids:
         print(f"grade: no assignments in {args.assignments}/source: run `make assignments`", file=sys.stderr)
         return 2
-    jobs, problems, edits = scan(args.submissions, ids)
+    missing = sandbox.why_not() if not args.unsafe else None
+    if missing:
+        print(f"grade: refusing to run student code without the sandbox: {missing}", file=sys.stderr)
+        return 3
+    if args.unsafe:
+        print("grade: WARNING: grading WITHOUT the sandbox (--unsafe): each submission runs as you, with your "
+              "files; every row of grades.csv says so", file=sys.stderr)
+    changes = __import__("tools.assignments.installed", fromlist=["local_changes"]).local_changes()
+    if changes:
+        print(f"grade: note: the package has local changes, graded as they are: {', '.join(changes[:5])}",
+              file=sys.stderr)
+    if args.force:                                 # a new grades.csv: no page or log of an earlier run stays
+        for old in ("feedback", "logs"):
+            shutil.rmtree(args.out / old, ignore_errors=True)
+    jobs, problems, edits = submissions.scan(args.submissions, ids)
+    first_uid, uid_lock = sandbox.lease_uids() if not args.unsafe else (None, None)   # the lock: held to the end
+    if first_uid is not None:
+        print(f"grade: sandboxes run as uids {first_uid}-{first_uid + sandbox.UID_BLOCK - 1}", file=sys.stderr)
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as tmp:
+        from . import installed
+        site = installed.install(Path(tmp) / "package") if jobs else tmp
+        cfg = {"timeout": args.timeout, "unsafe": args.unsafe, "registry": REGISTRY, "seed": args.seed,
+               "ids": ids, "out": str(args.out.resolve()), "uid": first_uid, "mpl": installed.matplotlib_cache(Path(tmp)) if jobs else {},
+               "pythonpath": [str(site)], "read_only": [sys.prefix, sys.base_prefix, str(site)]}
         template = Path(tmp) / "template"
         make_template(sorted({aid for _, aid, _ in jobs}), args.assignments, template)
-        size = max(1, math.ceil(len(jobs) / (3 * args.jobs)))
-        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        numbered = [(n, *job) for n, job in enumerate(jobs)]
+        size = max(1, math.ceil(len(numbered) / (3 * args.jobs)))
+        chunks = [numbered[i:i + size] for i in range(0, len(numbered), size)]
         with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(chunks)))) as pool:
-            futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{n}", args.timeout)
-                       for n, chunk in enumerate(chunks)]
-            for f, chunk in zip(futures, chunks):
+            futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{k}", cfg)
+                       for k, chunk in enumerate(chunks)]
+            for k, (f, chunk) in enumerate(zip(futures, chunks)):
                 try:
                     done = f.result()
+                    print(f"grade: {sum(map(len, chunks[:k + 1]))} of {len(jobs)} submissions graded", file=sys.stderr,
+                          flush=True)
                 except Exception as e:            # a worker died (out of memory, killed): its chunk only
-                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}"],
-                             "scores": {}, "outputs": {}} for s, a, _ in chunk]
+                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}: {e}"],
+                             "points": {}, "feedback": {}, "notes": {}, "log": None} for _, s, a, _ in chunk]
                 for r in done:
                     results[(r["student"], r["aid"])] = r
     rows = []
     for student, aid, _ in jobs:
-        results[(student, aid)]["edited"] = sorted(edits[(student, aid)])
-        rows += rows_for(student, aid, ids[aid], results[(student, aid)], None, args.timeout)
+        r = results[(student, aid)]
+        r["edited"], r["note"] = sorted(edits[(student, aid)][0]), edits[(student, aid)][1]
+        if r.get("log"):
+            r["log"] = os.path.relpath(r["log"], args.out.resolve())
+        rows += report.rows_for(student, aid, ids[aid], r, None, args.timeout, args.unsafe)
     for student, aid, key, fields in problems:
-        rows += rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout)
-    rows.sort(key=lambda r: (r["student"], r["lesson"], r["language"]))
-    write(rows, args.out)
+        rows += report.rows_for(student, aid, ids.get(aid), None, (key, fields), args.timeout, args.unsafe)
+    kept = report.write(rows, args.out, merge=not args.force)
+    failed = {(s, a) for s, a, *_ in problems} | {k for k, r in results.items() if r["error"]}
     graded = {(r["student"], r["lesson"], r["language"]) for r in rows}
     print(f"graded {len(graded)} submissions of {len({r['student'] for r in rows})} students "
-          f"({len(problems)} with a problem, see note): {args.out / 'grades.csv'}")
+          f"({len(failed)} could not be graded, see note)"
+          + (f"; kept {kept} rows of earlier runs" if kept else "") + f": {args.out / 'grades.csv'}")
     return 0
-
-
-def write(rows: list[dict], out: Path) -> None:
-    from attnlab.course import LESSONS
-
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, FIELDS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({**{k: r[k] for k in FIELDS if k != "note"},
-                        "note": "; ".join(report.word(k, "en", **fl) for k, fl in r["notes"])})
-    pages = {}
-    for r in rows:
-        pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
-    for (student, stem, lang), page_rows in pages.items():
-        if not lang:                # not an assignment (a stray file): grades.csv says so, no page
-            continue
-        title = LESSONS.get(stem, {}).get(lang, stem)
-        page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(report.feedback_page(student, title, lang, page_rows), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,21 @@
-"""Read what nbgrader found (its gradebook, the graded notebook) into rows of grades.csv,
-and write the feedback page of one submission in the student's language."""
+"""The words of grades.csv's notes and of the feedback pages, and the pages themselves (one per
+submission, in the student's language: the exercises, the points, the judge's words)."""
 from __future__ import annotations
 
+import csv
 import html
 import json
+import os
+import re
 from pathlib import Path
 
+from . import settings
+
 WORDS = json.loads((Path(__file__).with_name("words.json")).read_text(encoding="utf-8"))
-TIMEOUT = ("CellTimeoutError", "KeyboardInterrupt")      # nbgrader interrupts a cell at its time limit
 CONTEXT_CELLS = ("setup", "language", "context")
+INSTRUCTOR_ONLY = {"in_kernel", "log", "unsafe", "suspicious", "claim"}          # notes for grades.csv, not for the student's page
+MATH = re.compile(r"\$([^$\n]+)\$")
+FIELDS = ("student", "lesson", "language", "exercise", "points", "max_points", "note")
 
 
 def word(key: str, lang: str, **fields) -> str:
@@ -28,63 +35,153 @@ def exercises(source_nb) -> list[dict]:
     return found
 
 
-def _error(output) -> str:
-    value = str(output.get("evalue", "")).strip().splitlines()
-    return output.get("ename", "Error") + (f": {value[0]}" if value else "")
+def with_math(text: str) -> str:
+    """HTML of ``text`` with each ``$…$`` as MathML (browsers draw it; nothing to download), the rest escaped."""
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:                       # pragma: no cover - latex2mathml is in requirements-dev.txt
+        convert = None
+    out, at = [], 0
+    for m in MATH.finditer(text):
+        out.append(html.escape(text[at:m.start()]))
+        try:
+            out.append(convert(m.group(1)) if convert else html.escape(m.group(1)))
+        except Exception:                     # not LaTeX latex2mathml knows: the text as written
+            out.append(html.escape(m.group(0)))
+        at = m.end()
+    return "".join(out) + html.escape(text[at:])
 
 
-def cell_outputs(graded_nb) -> dict:
-    """grade_id -> (printed text, error text or None) in the graded notebook."""
-    out = {}
-    for cell in graded_nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if not gid or cell.cell_type != "code":
-            continue
-        text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        out[gid] = (text.strip(), errors[0] if errors else None)
-    return out
+def _colon(lang: str) -> str:
+    return "：" if lang == "zh" else ": "
 
 
-def notes_for(ex_id: str, outputs: dict, edited, timeout: int) -> list[tuple]:
-    """(word key, fields) describing what went wrong around one exercise, beyond a wrong answer.
-    ``edited``: the locked cells the student changed (their originals were graded instead)."""
-    notes = []
-    if ex_id in edited or set(edited) & set(CONTEXT_CELLS):
-        notes.append(("restored", {}))
-    _, answer_error = outputs.get(f"{ex_id}-answer", ("", None))
-    if answer_error is not None:
-        notes.append(("timeout", {"seconds": timeout}) if answer_error.get("ename") in TIMEOUT
-                     else ("answer_error", {"error": _error(answer_error)}))
-    _, error = outputs.get(ex_id, ("", None))
-    if error is not None and answer_error is None and error.get("ename") != "AssertionError":     # AssertionError: the checker said no
-        notes.append(("timeout", {"seconds": timeout}) if error.get("ename") in TIMEOUT
-                     else ("error", {"error": _error(error)}))
-    return notes
+_STYLE = """<style>body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:56rem;margin:1rem auto;padding:0 1rem}
+table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.4rem;vertical-align:top;text-align:left}
+pre{white-space:pre-wrap;margin:0;font-family:inherit}.pts{white-space:nowrap}.note{color:#a40;margin:.3rem 0 0}</style>"""
+
+
+def _notes(notes, lang: str) -> str:
+    return "".join(f"<p class='note'>{html.escape(word(k, lang, **f))}</p>" for k, f in notes if k not in INSTRUCTOR_ONLY)
 
 
 def feedback_page(student: str, lesson_title: str, lang: str, rows: list[dict]) -> str:
-    """One HTML page: the exercises, the points and the checker's words, in the student's language."""
+    """One HTML page: the exercises, the points and the judge's words, in the student's language."""
     esc = html.escape
     total = sum(r["points"] for r in rows)
     top = sum(r["max_points"] for r in rows)
     body = []
     for r in rows:
-        notes = "".join(f"<p class='note'>{esc(word(k, lang, **f))}</p>" for k, f in r["notes"])
-        body.append(f"<tr data-exercise='{esc(r['exercise'])}'><td>{esc(r['title'] or r['exercise'])}</td><td class='pts'>{r['points']:g} / "
-                    f"{r['max_points']:g}</td><td><pre>{esc(r['feedback'] or word('nothing', lang))}</pre>"
-                    f"{notes}</td></tr>")
+        body.append(f"<tr data-exercise='{esc(r['exercise'])}'><td>{with_math(r['title'] or r['exercise'])}</td>"
+                    f"<td class='pts'>{r['points']:g} / {r['max_points']:g}</td>"
+                    f"<td><pre>{esc(r['feedback'] or word('nothing', lang))}</pre>{_notes(r['notes'], lang)}</td></tr>")
+    c = _colon(lang)
     return f"""<!DOCTYPE html>
 <html lang="{lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{esc(lesson_title)} · {esc(student)}</title>
-<style>body{{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:56rem;margin:1rem auto;padding:0 1rem}}
-table{{border-collapse:collapse;width:100%}}td,th{{border:1px solid #ccc;padding:.4rem;vertical-align:top;text-align:left}}
-pre{{white-space:pre-wrap;margin:0;font-family:inherit}}.pts{{white-space:nowrap}}.note{{color:#a40;margin:.3rem 0 0}}</style>
+{_STYLE}
 </head><body>
-<h1>{esc(word('title', lang))}: {esc(lesson_title)}</h1>
-<p>{esc(word('student', lang))}: <b>{esc(student)}</b> · {esc(word('total', lang))}: <b>{total:g} / {top:g}</b></p>
+<h1>{esc(word('title', lang))}{c}{esc(lesson_title)}</h1>
+<p>{esc(word('student', lang))}{c}<b>{esc(student)}</b> · {esc(word('total', lang))}{c}<b>{total:g} / {top:g}</b></p>
 <p>{esc(word('rule', lang))}</p>
 <table><tr><th>{esc(word('exercise', lang))}</th><th>{esc(word('points', lang))}</th><th>{esc(word('feedback', lang))}</th></tr>
 {chr(10).join(body)}
 </table></body></html>
 """
+
+
+def layout_page(student: str, lang: str | None, notes: list) -> str:
+    """The page of a notebook handed in at the wrong place: what to rename (both languages if unknown)."""
+    esc = html.escape
+    langs = [lang] if lang else ["vi", "zh"]
+    parts = "".join(f"<section lang='{l}'><h1>{esc(word('layout_title', l))}</h1>"
+                    f"<p>{esc(word('student', l))}{_colon(l)}<b>{esc(student)}</b></p>{_notes(notes, l)}</section>"
+                    for l in langs)
+    return f"""<!DOCTYPE html>
+<html lang="{langs[0]}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(student)}</title>
+{_STYLE}
+</head><body>
+{parts}
+</body></html>
+"""
+
+
+# ------------------------------------------------------------------ grades.csv and the pages
+def rows_for(student, aid, info, result, problem, timeout, unsafe: bool) -> list[dict]:
+    stem, lang = settings.split_assignment_id(aid) if info else (aid, "")    # "": not an assignment
+    rows = []
+    for ex in info["exercises"] if info else [{"grade_id": "", "max": 0.0, "title": ""}]:
+        gid = ex["grade_id"]
+        if problem:
+            notes, points, feedback = [problem], 0.0, ""
+        else:
+            notes = []
+            touched = set(result["edited"]) | set(result.get("changed", ()))
+            if result.get("note"):                                # the other language's notebook: nothing edited
+                touched = set()
+            if {gid, f"{gid}-answer"} & touched or touched & set(CONTEXT_CELLS):
+                notes.append(("restored", {}))
+            if result.get("note"):
+                notes.append(tuple(result["note"]))
+            notes += result["notes"].get(gid, [])
+            if gid in result.get("claims", ()):
+                notes.append(("claim", {}))
+            if result.get("suspicious"):
+                notes.append(("suspicious", {"what": ", ".join(result["suspicious"][:12])}))
+            points = result["points"].get(gid, 0.0)
+            feedback = result["feedback"].get(gid, "")
+            if result["error"] or gid not in result["points"]:      # the grader itself failed: say so on every row
+                notes.append(("failed", {"detail": "; ".join(result["error"]) or "no grade recorded"}))
+            if result.get("log"):
+                notes.append(("log", {"path": result["log"]}))
+        if unsafe:
+            notes.append(("unsafe", {}))
+        rows.append({"student": student, "lesson": stem, "language": lang, "exercise": gid.replace("-", "."),
+                     "points": points, "max_points": ex["max"], "notes": notes, "feedback": feedback,
+                     "title": ex["title"]})
+    return rows
+
+
+def _old_rows(path: Path) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+    except FileNotFoundError:
+        return []
+
+
+def write(rows: list[dict], out: Path, merge: bool = True) -> int:
+    """grades.csv (merged with the one there unless ``merge`` is False: the rows of a submission graded
+    now replace its old rows) and the feedback pages. Returns how many old rows were kept."""
+    from attnlab.course import LESSONS
+
+    out.mkdir(parents=True, exist_ok=True)
+    new = {(r["student"], r["lesson"], r["language"]) for r in rows}
+    old = [r for r in _old_rows(out / "grades.csv") if (r["student"], r["lesson"], r["language"]) not in new] \
+        if merge else []
+    lines = old + [{**{k: r[k] for k in FIELDS if k != "note"},
+                    "note": "; ".join(word(k, "en", **fl) for k, fl in r["notes"])} for r in rows]
+    lines.sort(key=lambda r: (r["student"], r["lesson"], r["language"], r["exercise"]))
+    tmp = out / ".grades.csv.new"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerows(lines)
+    os.replace(tmp, out / "grades.csv")
+    pages = {}
+    for r in rows:
+        pages.setdefault((r["student"], r["lesson"], r["language"]), []).append(r)
+    for (student, stem, lang), page_rows in pages.items():
+        if not lang:                # not in an assignment folder: a page that says what to rename
+            fields = dict(page_rows[0]["notes"][0][1])
+            lang = settings.split_assignment_id(fields.get("assignment") or "x_")[1] or None
+            page = out / "feedback" / student / f"{Path(Path(fields.get('found', stem)).parts[-1]).stem}.html"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(layout_page(student, lang, page_rows[0]["notes"]), encoding="utf-8")
+            continue
+        title = LESSONS.get(stem, {}).get(lang, stem)
+        page = out / "feedback" / student / f"{settings.assignment_id(stem, lang)}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(feedback_page(student, title, lang, page_rows), encoding="utf-8")
+    return len(old)
