@@ -8,7 +8,7 @@ Elsewhere copy it to /etc/jupyter/nbgrader_config.py. Students need only the cou
 exchange; the instructor's nbgrader commands (generate_assignment, release_assignment, collect,
 autograde) also use the grading settings below, which repeat tools/assignments/settings.py (a
 test compares). Environment: ATTNLAB_EXCHANGE (default /srv/nbgrader/exchange; nbgrader's own
-default, when no config names one, is /usr/local/share/nbgrader/exchange), ATTNLAB_COURSE_DIR
+default, when no config names one, is /usr/local/share/nbgrader/exchange), ATTNLAB_NBGRADER_COURSE
 (default ~/attnlab-course: the instructor's nbgrader course folder).
 """
 import os

@@ -85,11 +85,18 @@ NOT_IN_SOURCE = set(
     "𫔇𫗦𫗪𫗰𫘞𫘤𫚥𫛛𫛥𫛳𫛶𫛸𫜪𬵩𬾠𮪃𰬸")
 
 
+PINGSHUI_TABLE = "pingshui_simplified.tsv"
+
+
 def course_sources(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     """Every file whose text the course shows, in a figure, a printed output or a web page."""
     package = root / "shared" / "attnlab"
     files = sorted((package / "messages").glob("*.json"))
-    files += sorted(p for p in (package / "data").rglob("*") if p.is_file() and p.suffix in (".json", ".txt", ".tsv", ".md"))
+    # data: the corpora and word lists, not the documents beside them (PROVENANCE.md, the licences are read
+    # in an editor, never drawn in the course font) nor the 平水韵 lookup table (course_characters takes
+    # only its rhyme-group names: a character of the table is shown only when the corpus has it)
+    files += sorted(p for p in (package / "data").rglob("*") if p.is_file() and p.suffix in (".json", ".txt", ".tsv", ".md")
+                    and p.name != "PROVENANCE.md" and not p.name.startswith("LICENSE"))
     files += sorted(root.glob("lessons_*/*.ipynb")) + sorted((root / "notebooks").glob("*.ipynb"))
     files += sorted(root.glob("lessons_*/README.md")) + [root / "README.md", root / "docs" / "install-pypi.md"]
     files += [root / "tools" / "website" / "ui.json", *sorted((root / "tools" / "website" / "templates").glob("*.html"))]
@@ -102,6 +109,8 @@ def course_characters(root: pathlib.Path = ROOT) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in course_sources(root):
         text = path.read_text(encoding="utf-8")
+        if path.name == PINGSHUI_TABLE:        # character, 平/仄, groups, traditional forms: the groups only
+            text = " ".join(line.split("\t")[2] for line in text.splitlines() if line and not line.startswith("#"))
         if path.suffix in (".json", ".ipynb"):
             text = json.dumps(json.loads(text), ensure_ascii=False)
         for ch in CJK.findall(text):
