@@ -237,7 +237,7 @@ def _label_sizes(fragment: str) -> dict:
 
 def test_svg_large_font_labels_are_projector_sized_and_never_smaller():
     """Large font: every label (tokens, head and axis titles) at svg.FONT[True] units and the figure
-    inside WIDTH x LARGE_HEIGHT (the CSS draws that box >= 0.92 px per unit on the three screens);
+    inside WIDTH x LARGE_HEIGHT (the CSS draws that box at >= 0.9 px per unit on the three screens);
     never smaller than in normal font. Every model: the translator's three attentions with all heads
     too (tests/test_browser_room.py measures it on screen with one head only)."""
     long = " ".join(f"w{i}" for i in range(30))
