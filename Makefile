@@ -49,6 +49,15 @@ lab: setup                     ## JupyterLab on the course
 
 test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## every test (what CI runs); also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/mutation.py --check   # the checkers' mutation scores (docs/checkers.md)
+
+# The core's oracle tests against PyTorch (attention, masks, multi-head, blocks, KV cache, positional
+# encoding, properties with gradients, input errors, causality): the inner loop for a change to the core.
+CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,attention masks multihead block kv_cache positional \
+	properties errors causality explicit_attention core_messages))
+
+test-core: setup               ## the core's oracle tests against PyTorch only (under 30 s)
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -p no:xdist -q -m "not slow" $(CORE_TESTS)
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS) -m "not slow and not browser and not notebooks" tests
