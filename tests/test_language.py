@@ -26,7 +26,8 @@ RULES = {
          re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")),
         ("numbers are written 124,439,808 (no space groups)", re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d])")),
         ("exercise headings read “练习 1：…” (not 练习 1——)", re.compile(r"练习 ?\d+ ?——")),
-        ("ranges are written 0–4 or 0 到 8 (not Python's 0..4)", re.compile(r"[\w)]\.\.[\w(]")),
+        ("ranges are written 0～4 or 0 到 8 (not Python's 0..4)", re.compile(r"[\w)]\.\.[\w(]")),
+        ("ranges are written with the wavy dash 0～4 (GB/T 15834), not an en dash", re.compile(r"[\d)}]\s?–\s?[\d({]")),
     ],
     "vi": [
         ("quotes are “…” (no «»)", re.compile(r"[«»]")),
@@ -119,7 +120,8 @@ def test_rules_catch_the_typical_slips():
     assert slips("用PyTorch写3个", "zh") == ["a half-width space between Chinese and Latin letters or digits"]
     assert not slips("他说“你好”——第 7 课，124,439,808 个，3.9485，`x = \"a\"`，| — |", "zh")
     assert len(slips('«chú ý» và "khóa", 3,700 hàng, 1.9M tham số, 0.125, vị trí 0..4', "vi")) == 6
-    assert len(slips("### 练习 1——掩码，位置 0..S-1", "zh")) == 2 and not slips("### 练习 1：掩码，位置 0–4", "zh")
+    assert len(slips("### 练习 1——掩码，位置 0..S-1", "zh")) == 2 and not slips("### 练习 1：掩码，位置 0～4", "zh")
+    assert slips("位置 0–4，第 {}–{} 个头", "zh") == ["ranges are written with the wavy dash 0～4 (GB/T 15834), not an en dash"]
     assert not slips("“chú ý”, 124.439.808 tham số, 3,9485 và 0,125, 20.000 cặp, từ torch 2.5, torch ≥ 2.5, CC BY-SA 4.0, Chia sẻ tương tự 4.0, SIL Open Font License 1.1, `f\"{n:,}\"`", "vi")
     assert avoided_terms("ba lớp con, một lô, độ lệch", "vi") and not avoided_terms("độ lệch chuẩn, lớp Python", "vi")
     assert avoided_terms("loss 掩码，一批数据，检查器", "zh") and not avoided_terms("损失，随机种子", "zh")
