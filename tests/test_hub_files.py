@@ -288,6 +288,20 @@ def test_the_memory_controller_is_found_in_v1_and_v2(tmp_path):
     assert "read-only" in memory.unavailable_reason(str(tmp_path / "ro"))
 
 
+def test_the_hub_says_which_cgroup_enforces_the_limit(tmp_path, capsys):
+    import memory
+    found = memory.find("attnlab-hub-jupyterhub-users")
+    if found is None:
+        with pytest.raises(SystemExit, match="cannot be enforced here"):
+            load_hub_config(tmp_path)
+        return
+    load_hub_config(tmp_path)
+    said = capsys.readouterr().err
+    assert f"memory limit per student 1.5G, enforced with cgroup v{found.version} ({found.base})" in said, said
+    load_hub_config(tmp_path / "none", ATTNLAB_HUB_MEM_LIMIT="0")
+    assert "ATTNLAB_HUB_MEM_LIMIT=0: no memory limit per student" in capsys.readouterr().err
+
+
 def test_the_memory_notice_names_the_limit_in_the_students_language():
     import memory_notice
     one_and_half = str(int(1.5 * 2 ** 30))
