@@ -309,3 +309,41 @@ def test_the_memory_notice_names_the_limit_in_the_students_language():
     assert "(1,5 GiB)" in memory_notice.notice({"MEM_LIMIT": one_and_half, "ATTNLAB_LOCALE": "vi_VN"})
     assert "（1.5 GiB）" in memory_notice.notice({"MEM_LIMIT": one_and_half, "ATTNLAB_LOCALE": "zh_CN"})
     assert memory_notice.notice({"ATTNLAB_LOCALE": "fr_FR"}).startswith("The kernel was stopped")
+
+
+# ---- nbgrader's exchange: who handed in (hub/check_inbound.py)
+
+def test_check_inbound_names_submissions_sent_under_another_students_name(tmp_path):
+    """nbgrader takes the student id a submission claims; the owner of the submission cannot be forged."""
+    import pwd
+    import subprocess
+    import check_inbound
+    if os.geteuid() != 0:
+        pytest.fail("the exchange's submissions belong to the students who sent them: this test chowns "
+                    "files to another user, which needs root")
+    nobody = pwd.getpwnam("nobody")
+    inbound = tmp_path / "attnlab" / "inbound"
+    inbound.mkdir(parents=True)
+
+    def submission(name, owner, inside_owner=None):
+        d = inbound / name
+        d.mkdir()
+        (d / "ps1.ipynb").write_text("{}")
+        os.chown(d, owner, owner)
+        os.chown(d / "ps1.ipynb", inside_owner if inside_owner is not None else owner, owner)
+        return d
+
+    stamp = "ps1+2026-12-01 10:00:00.000000 UTC+"
+    submission(f"nobody+{stamp}aaaaaaaaaaaa", nobody.pw_uid)                   # sent by nobody as nobody
+    forged = submission(f"root+{stamp}bbbbbbbbbbbb", nobody.pw_uid)           # nobody claims to be root
+    planted = submission(f"root+{stamp}cccccccccccc", 0, nobody.pw_uid)       # a file of nobody's inside
+    assert check_inbound.mismatched(inbound) == [(forged.name, "root", "nobody"), (planted.name, "root", "nobody")]
+    run = lambda: subprocess.run([sys.executable, str(HUB / "check_inbound.py"), "--exchange", str(tmp_path)],
+                                 capture_output=True, text=True, timeout=120)
+    done = run()
+    assert done.returncode == 1 and done.stdout.count("NOT sent by root") == 2 and "1 of 3 submissions" in done.stdout, done
+    import shutil
+    shutil.rmtree(forged)
+    shutil.rmtree(planted)
+    done = run()
+    assert done.returncode == 0 and "1 of 1 submissions sent by the student they name" in done.stdout, done
