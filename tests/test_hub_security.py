@@ -243,7 +243,7 @@ def test_students_hand_in_through_the_exchange_and_see_only_their_own(hub, stude
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("answer = 42")]),
                    course / "release" / "ps1" / "ps1.ipynb")
     import student_env
-    env = dict(os.environ, **student_env.server_environment(hub.layout), ATTNLAB_COURSE_DIR=str(course),
+    env = dict(os.environ, **student_env.server_environment(hub.layout), ATTNLAB_NBGRADER_COURSE=str(course),
                ATTNLAB_EXCHANGE=str(hub.layout.exchange))
     released = subprocess.run([str(hub.layout.env / "bin" / "python"), "-m", "nbgrader",
                                "release_assignment", "ps1"], env=env, capture_output=True, text=True,
