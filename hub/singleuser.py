@@ -10,7 +10,11 @@ does the same), as the student, in the student's home:
    copy the student has, and says so in the server's log.
 2. ``ATTNLAB_LOCALE`` (vi_VN or zh_CN, set by the hub from the student's group) becomes the
    student's JupyterLab language, unless the student already chose one (Settings > Language).
-3. ``jupyterhub-singleuser`` replaces this process, with the arguments the hub gave.
+3. The course's JupyterLab settings (attnlab_server, as ``make lab`` gives them): the shortcut
+   overrides that keep the explorer's keys in its controls (``--LabApp.app_settings_dir``), and the
+   code font with every Vietnamese letter copied into the student's own settings where they have
+   none (their own change stays).
+4. ``jupyterhub-singleuser`` replaces this process, with the arguments the hub gave.
 """
 from __future__ import annotations
 
@@ -62,11 +66,21 @@ def set_locale(locale: str | None) -> None:
     path.write_text(json.dumps({"locale": locale}) + "\n", encoding="utf-8")
 
 
+def lab_settings() -> list[str]:
+    """Seed the student's JupyterLab user settings with the course's; the server's extra arguments."""
+    import attnlab_server
+    from jupyterlab.commands import get_user_settings_dir
+
+    attnlab_server.seed_user_settings(get_user_settings_dir())
+    return [f"--LabApp.app_settings_dir={attnlab_server.LAB_SETTINGS_DIR}"]
+
+
 def main(argv: list[str]) -> None:
     home = pathlib.Path(os.environ.get("HOME") or os.getcwd())
     update_course(home)
     set_locale(os.environ.get("ATTNLAB_LOCALE"))
-    os.execv(sys.executable, [sys.executable, "-m", "jupyterhub.singleuser", *argv])
+    extra = lab_settings()
+    os.execv(sys.executable, [sys.executable, "-m", "jupyterhub.singleuser", *argv, *extra])
 
 
 if __name__ == "__main__":

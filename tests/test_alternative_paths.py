@@ -48,6 +48,7 @@ def test_the_offered_replacement_is_the_same_in_both_languages(lesson_dir, lesso
     assert len(snippets) == 1, snippets
 
 
+@pytest.mark.notebooks              # executes the whole notebook: not in make test-fast
 @pytest.mark.parametrize("lesson_dir, lesson", CASES, ids=[f"{d}/{n[:2]}" for d, n in CASES])
 def test_every_later_cell_runs_after_the_replacement(lesson_dir, lesson):
     path = ROOT / lesson_dir / lesson

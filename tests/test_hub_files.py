@@ -311,6 +311,38 @@ def test_the_memory_notice_names_the_limit_in_the_students_language():
     assert memory_notice.notice({"ATTNLAB_LOCALE": "fr_FR"}).startswith("The kernel was stopped")
 
 
+def test_students_servers_get_the_courses_jupyterlab_settings(tmp_path, monkeypatch):
+    """hub/singleuser.py gives each student's JupyterLab what `make lab` gives: the shortcut overrides
+    (the explorer's keys stay in its controls) and the code font with every Vietnamese letter, seeded
+    into the student's own settings without overwriting a setting they changed."""
+    import importlib.util
+
+    import attnlab_server
+    spec = importlib.util.spec_from_file_location("hub_singleuser", HUB / "singleuser.py")
+    singleuser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(singleuser)
+    user = tmp_path / "user-settings"
+    monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(user))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ATTNLAB_COURSE_URL", raising=False)
+    monkeypatch.delenv("ATTNLAB_LOCALE", raising=False)
+    course = sorted(p.relative_to(attnlab_server.USER_SETTINGS)
+                    for p in attnlab_server.USER_SETTINGS.rglob("*.jupyterlab-settings"))
+    assert course, "the course ships user settings (the code font)"
+    mine = user / course[0]
+    mine.parent.mkdir(parents=True)
+    mine.write_text('{"mine": true}', encoding="utf-8")
+    started = []
+    monkeypatch.setattr(singleuser.os, "execv", lambda exe, argv: started.append(argv))
+    singleuser.main(["--SingleUserNotebookApp.default_url=/lab"])
+    argv = started[0]
+    assert argv[1:4] == ["-m", "jupyterhub.singleuser", "--SingleUserNotebookApp.default_url=/lab"]
+    assert f"--LabApp.app_settings_dir={attnlab_server.LAB_SETTINGS_DIR}" in argv
+    assert (attnlab_server.LAB_SETTINGS_DIR / "overrides.json").is_file()
+    assert mine.read_text(encoding="utf-8") == '{"mine": true}'                  # the student's own stays
+    assert all((user / p).is_file() for p in course)                            # the rest is seeded
+
+
 # ---- nbgrader's exchange: who handed in (hub/check_inbound.py)
 
 def test_check_inbound_names_submissions_sent_under_another_students_name(tmp_path):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from attnlab.course.glossary import CORE, GLOSSARY, avoided_terms, notation_slips, table
+from attnlab.course.glossary import CORE, GLOSSARY, README, avoided_terms, notation_slips, table
 from attnlab.course.languages import COURSE_LANGUAGES
 from language_sources import (LESSON_DIR, LESSONS_ROOT, ROOT, all_texts, cjk_soft_breaks, latex_spans, lesson_paths,
                               lesson_texts, literal_delimiters, markdown_sources, prose)
@@ -87,6 +87,27 @@ def test_vietnamese_titles():
 def test_readme_glossary_table(lang):
     readme = (ROOT / LESSON_DIR[lang] / "README.md").read_text(encoding="utf-8")
     assert table(lang) in readme, f"{LESSON_DIR[lang]}/README.md: paste attnlab.course.glossary.table({lang!r})"
+
+
+def test_readme_glossary_shows_each_language_its_own_rows():
+    """One source (glossary.json), two tables: the zh table does not define 平声/仄声 by Vietnamese tones nor
+    show house-style notes; the vi table leaves out the Tang-verse terms; hidden rows stay enforced terms."""
+    zh, vi = table("zh"), table("vi")
+    assert "ngang" not in zh and "Lesson N" not in zh and "lục bát" not in zh and "124M" not in zh
+    assert "| 平声 | level tone (a Middle Chinese tone class" in zh and "| 仄声 | oblique tones" in zh
+    assert "jueju" not in vi and "Lesson N" not in vi and "| thanh bằng | flat tone (ngang, huyền) |" in vi
+    for lang in LANGS:
+        assert set(README[lang]["hide"]) <= set(GLOSSARY), lang
+
+
+def test_drifting_terms_are_caught():
+    """The competing terms the teachers found (zh: 参数个数, 小部件, 笔记本, 阈值, 共享嵌入, 位置向量) are caught;
+    笔记本电脑 (a laptop) is not."""
+    for wrong, right in [("参数个数", "参数量"), ("小部件", "控件"), ("把整本笔记本跑一遍", "notebook"), ("阈值", "门槛"),
+                         ("共享嵌入", "权重共享"), ("可学习的位置向量", "位置嵌入")]:
+        assert [r for _, r in avoided_terms(wrong, "zh")] == [right], wrong
+    assert not avoided_terms("在笔记本电脑的 CPU 上", "zh")
+    assert avoided_terms("giá trị mặc định của widget", "vi")
 
 
 def test_rules_catch_the_typical_slips():

@@ -19,6 +19,8 @@ _DATA = json.loads(Path(__file__).resolve().parent.parent.joinpath("data").joinp
 GLOSSARY: dict[str, dict[str, str]] = _DATA["terms"]
 D2L: dict[str, dict[str, str]] = _DATA["d2l"]
 CORE: list[str] = _DATA["core"]
+# What each README's glossary table shows (see table()); every concept stays in GLOSSARY.
+README: dict[str, dict] = {lang: v for lang, v in _DATA.get("readme", {}).items() if not lang.startswith("_")}
 AVOID: dict[str, dict[str, str]] = {lang: {entry[0]: entry[1] for entry in entries}
                                     for lang, entries in _DATA["avoid"].items()}
 _PLAIN = re.compile(r"[^\\()\[\]?|*+{}^$.]+")          # words only: no regular-expression syntax
@@ -69,9 +71,14 @@ def notation_slips(latex: str) -> list[tuple[str, str]]:
 
 
 def table(lang: str) -> str:
-    """The glossary as a Markdown table for lessons_<lang>/README.md (with the d2l term where it differs)."""
+    """The glossary as a Markdown table for lessons_<lang>/README.md (with the d2l term where it differs):
+    the rows this language's readers need (README[lang]["hide"] leaves out house-style notes and the other
+    language's verse terms, which the tests still enforce), with the English gloss meant for them."""
     head = {"vi": "| Tiếng Việt | English | d2l-vi |", "zh": "| 中文 | English | d2l-zh |"}[lang]
+    shown = README.get(lang, {})
+    hide, gloss = set(shown.get("hide", ())), shown.get("en", {})
     rows = [head, "|---|---|---|"]
     for concept, terms in GLOSSARY.items():
-        rows.append(f"| {terms[lang]} | {terms['en']} | {D2L[lang].get(concept, '')} |")
+        if concept not in hide:
+            rows.append(f"| {terms[lang]} | {gloss.get(concept, terms['en'])} | {D2L[lang].get(concept, '')} |")
     return "\n".join(rows)

@@ -47,7 +47,8 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
     not a crash), a batch shorter than max_len, two batches longer (they must be cropped; the second
     more than twice max_len, so a crop to a fixed length shows), a single token.
     Each batch is drawn again until every row tells the mistakes apart: the first position's argmax
-    and the first max_len tokens' argmax both differ from the right token."""
+    and the first max_len tokens' argmax both differ from the right token, and the first position's
+    argmax from the last position's argmin (so that an argmin is not read as the first position)."""
     d = Draw(seed, "l06.greedy_step")
     V, m = d.int(9, 15), d.choice((4, 5, 7, 8, 9))
     model = ToyLM(V, m, seed=d.int(0, 10 ** 6))
@@ -58,9 +59,11 @@ def greedy_setup(seed: int) -> tuple[ToyLM, list[torch.Tensor]]:
             ids = d.randint(0, V - 1, size)
             with torch.no_grad():
                 want = model(ids[:, -m:])[:, -1].argmax(-1)
+                least = model(ids[:, -m:])[:, -1].argmin(-1)
                 first = model(ids[:, -m:])[:, 0].argmax(-1)
                 front = model(ids[:, :m])[:, -1].argmax(-1)
-            if size[1] == 1 or (bool((first != want).all()) and (size[1] <= m or bool((front != want).all()))):
+            if size[1] == 1 or (bool((first != want).all()) and bool((first != least).all())
+                                and (size[1] <= m or bool((front != want).all()))):
                 break
         batches.append(ids)
     model.seen, model.fed = [], []

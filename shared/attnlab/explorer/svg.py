@@ -31,9 +31,9 @@ FONT = {False: 15.0, True: 21.0}        # base font size (viewBox units), normal
 # fits by its width there.
 ASPECT = 2.4
 # Large-font mode: every label at FONT[True] units in a box WIDTH x LARGE_HEIGHT, which the page's
-# CSS draws at >= 0.92 px per unit under the controls at 1024x768, 1280x720 and 1920x1080: labels
-# of 2.5 % of the screen's height or more (``view`` pages the heads and windows the positions so
-# that the figure fits the box at that size).
+# CSS draws under the controls at 0.9 px per unit or more at 1024x768, 1280x720 and 1920x1080
+# (measured in docs/explorer.md): labels of 2.5 % of the screen's height or more (``view`` pages the
+# heads and windows the positions so that the figure fits the box at that size).
 LARGE_HEIGHT = 460.0
 TICK_OF_CELL = {False: 0.9, True: 0.98}  # label size at most this fraction of a cell (rows stay apart)
 MAX_LABEL_CHARS = 8
