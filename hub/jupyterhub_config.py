@@ -110,6 +110,8 @@ if c.Spawner.mem_limit:
         refuse(f"ATTNLAB_HUB_MEM_LIMIT={MEM_LIMIT} cannot be enforced here: "
                f"{memory.unavailable_reason()}. Use SystemdSpawner where systemd runs (docs/hub.md), "
                "or ATTNLAB_HUB_MEM_LIMIT=0 to run without a limit.")
+    print(f"[attnlab hub] memory limit per student {MEM_LIMIT}, enforced with cgroup "
+          f"v{c.CourseSpawner.cgroups.version} ({c.CourseSpawner.cgroups.base})", file=sys.stderr)
 else:
     print("[attnlab hub] ATTNLAB_HUB_MEM_LIMIT=0: no memory limit per student", file=sys.stderr)
 

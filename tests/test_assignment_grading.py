@@ -59,6 +59,19 @@ def test_the_kernel_runs_probes_on_the_seed_instead_of_the_checker_calls():
     assert "1234567" not in nbformat.writes(nb)
 
 
+def test_every_graded_exercise_is_judged_outside_the_kernel():
+    """Every exercise of every committed assignment has a probe in the registry, so `make grade` judges
+    it in its own process; none falls back to its hidden test in the student's kernel (the row note
+    'verdict decided in the student's kernel', docs/grading.md)."""
+    ids = submissions.known_assignments(ROOT / "assignments")
+    probes = runner.Registry("attnlab.exercises").probes
+    exercises = [(aid, ex["grade_id"]) for aid, v in ids.items() for ex in v["exercises"]]
+    assert len(ids) >= 20 and len(exercises) >= 60, (len(ids), len(exercises))
+    no_call = [(aid, gid) for aid, gid in exercises if gid not in ids[aid]["graded"]]
+    in_kernel = [(aid, gid, g["key"]) for aid, v in ids.items() for gid, g in v["graded"].items() if g["key"] not in probes]
+    assert not no_call and not in_kernel, (no_call, in_kernel)
+
+
 def test_results_are_read_safely():
     from attnlab.exercises import _common
     reg = runner.Registry("attnlab.exercises")

@@ -288,6 +288,20 @@ def test_the_memory_controller_is_found_in_v1_and_v2(tmp_path):
     assert "read-only" in memory.unavailable_reason(str(tmp_path / "ro"))
 
 
+def test_the_hub_says_which_cgroup_enforces_the_limit(tmp_path, capsys):
+    import memory
+    found = memory.find("attnlab-hub-jupyterhub-users")
+    if found is None:
+        with pytest.raises(SystemExit, match="cannot be enforced here"):
+            load_hub_config(tmp_path)
+        return
+    load_hub_config(tmp_path)
+    said = capsys.readouterr().err
+    assert f"memory limit per student 1.5G, enforced with cgroup v{found.version} ({found.base})" in said, said
+    load_hub_config(tmp_path / "none", ATTNLAB_HUB_MEM_LIMIT="0")
+    assert "ATTNLAB_HUB_MEM_LIMIT=0: no memory limit per student" in capsys.readouterr().err
+
+
 def test_the_memory_notice_names_the_limit_in_the_students_language():
     import memory_notice
     one_and_half = str(int(1.5 * 2 ** 30))
@@ -327,3 +341,41 @@ def test_students_servers_get_the_courses_jupyterlab_settings(tmp_path, monkeypa
     assert (attnlab_server.LAB_SETTINGS_DIR / "overrides.json").is_file()
     assert mine.read_text(encoding="utf-8") == '{"mine": true}'                  # the student's own stays
     assert all((user / p).is_file() for p in course)                            # the rest is seeded
+
+
+# ---- nbgrader's exchange: who handed in (hub/check_inbound.py)
+
+def test_check_inbound_names_submissions_sent_under_another_students_name(tmp_path):
+    """nbgrader takes the student id a submission claims; the owner of the submission cannot be forged."""
+    import pwd
+    import subprocess
+    import check_inbound
+    if os.geteuid() != 0:
+        pytest.fail("the exchange's submissions belong to the students who sent them: this test chowns "
+                    "files to another user, which needs root")
+    nobody = pwd.getpwnam("nobody")
+    inbound = tmp_path / "attnlab" / "inbound"
+    inbound.mkdir(parents=True)
+
+    def submission(name, owner, inside_owner=None):
+        d = inbound / name
+        d.mkdir()
+        (d / "ps1.ipynb").write_text("{}")
+        os.chown(d, owner, owner)
+        os.chown(d / "ps1.ipynb", inside_owner if inside_owner is not None else owner, owner)
+        return d
+
+    stamp = "ps1+2026-12-01 10:00:00.000000 UTC+"
+    submission(f"nobody+{stamp}aaaaaaaaaaaa", nobody.pw_uid)                   # sent by nobody as nobody
+    forged = submission(f"root+{stamp}bbbbbbbbbbbb", nobody.pw_uid)           # nobody claims to be root
+    planted = submission(f"root+{stamp}cccccccccccc", 0, nobody.pw_uid)       # a file of nobody's inside
+    assert check_inbound.mismatched(inbound) == [(forged.name, "root", "nobody"), (planted.name, "root", "nobody")]
+    run = lambda: subprocess.run([sys.executable, str(HUB / "check_inbound.py"), "--exchange", str(tmp_path)],
+                                 capture_output=True, text=True, timeout=120)
+    done = run()
+    assert done.returncode == 1 and done.stdout.count("NOT sent by root") == 2 and "1 of 3 submissions" in done.stdout, done
+    import shutil
+    shutil.rmtree(forged)
+    shutil.rmtree(planted)
+    done = run()
+    assert done.returncode == 0 and "1 of 1 submissions sent by the student they name" in done.stdout, done
