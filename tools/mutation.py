@@ -168,6 +168,10 @@ def main() -> int:
     parser.add_argument("--report", action="store_true", help="report on the last run without running mutmut")
     parser.add_argument("--check", action="store_true", help="compare with the stored results instead of writing them")
     args = parser.parse_args()
+    if sys.version_info < (3, 10):       # mutmut 3 (requirements-dev.txt) is not installed there
+        print(f"mutation check NOT RUN: mutmut 3 needs Python 3.10 or newer (this is "
+              f"{sys.version_info.major}.{sys.version_info.minor}); CI runs it on 3.11", file=sys.stderr)
+        return 0 if args.check else 1
     if not args.report:
         # A fresh run: mutmut caches results by the mutated functions and the tests, but the checkers
         # (the code that decides) live outside its tree, so a cached verdict could be stale.
