@@ -33,7 +33,7 @@ MESSAGES = {
           "bạn khác không bị ảnh hưởng. Kernel đang khởi động lại: hãy chạy lại notebook từ đầu, "
           "mỗi lần với ít dữ liệu hơn (batch nhỏ hơn hoặc mô hình nhỏ hơn).",
     "zh": "内核已被终止：你的服务器占用的内存超过了上限（{limit}）。其他同学的工作不受影响。"
-          "内核正在重新启动：请从头重新运行这个笔记本，并减少一次处理的数据量（更小的批次或更小的模型）。",
+          "内核正在重新启动：请从头重新运行这个 notebook，并减少一次处理的数据量（更小的批次或更小的模型）。",
 }
 
 
