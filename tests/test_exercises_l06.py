@@ -401,3 +401,15 @@ def test_masks_keep_the_signatures_default_pad_id():
 
     assert verdicts(l06.check_masks, default_one) == {(False, "l06.masks.default")}
     assert verdicts(l06.check_masks, no_default) == {(False, "l06.masks.default")}
+
+
+@pytest.mark.parametrize("seed", [15, 29, 44, 59])
+def test_an_argmin_is_never_read_as_the_first_position(seed):
+    """On these seeds the batches once let the last position's argmin equal the first position's
+    argmax, so an argmin was told 'you took the first position's logits'. The draws keep them apart."""
+    def argmin_step(model, ids, max_len):
+        with torch.no_grad():
+            logits = model(ids[:, -max_len:])
+        return torch.cat([ids, logits[:, -1, :].argmin(dim=-1, keepdim=True)], dim=1)
+    outcome = l06.evaluate_greedy_step(argmin_step, seed=seed)
+    assert (outcome.ok, outcome.key) == (False, "l06.greedy.wrong")
