@@ -56,7 +56,7 @@ test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## every test (wh
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,attention masks multihead block kv_cache positional \
 	properties errors causality explicit_attention core_messages))
 
-test-core: setup               ## the core's oracle tests against PyTorch only (under 30 s)
+test-core: setup               ## the core's oracle tests against PyTorch only (about 30 s; docs/performance.md)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -p no:xdist -q -m "not slow" $(CORE_TESTS)
 
 test-fast: setup               ## unit tests without the `slow`, `browser` and `notebooks` markers
