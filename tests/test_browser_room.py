@@ -163,8 +163,10 @@ def press(page, explorer, key: str, timeout_ms: int = 30_000) -> bool:
         return False
 
 
-def focus_on(page, name: str, timeout_ms: int = 5_000) -> bool:
-    """Whether the focus is (again, once the redraw is done) on the control ``name``."""
+def focus_on(page, name: str, timeout_ms: int = 30_000) -> bool:
+    """Whether the focus is (again, once the redraw is done) on the control ``name``. The wait is
+    press's: a new sentence recomputes every head, which on CI's two busy cores (xdist) once took
+    longer than 5 s before the focus came back."""
     try:
         page.wait_for_function(f"() => ({FOCUSED})() === {name!r}", timeout=timeout_ms)
         return True
