@@ -34,7 +34,7 @@ from ._judge import (Diagnosis, Verdict, as_tensor, changed_inputs, check_plain,
                      is_tensor, judging, kind, load_results, number, outcome_of, raises, save_results,
                      student_error, value_of)
 from ._errors import CAUSE_KEYS, error_cause  # noqa: F401
-from ._probe import (Draw, NotDone, ReturnedNone, attempt, call_student,  # noqa: F401
+from ._probe import (Draw, NotDone, generator, torch_seed, ReturnedNone, attempt, call_student,  # noqa: F401
                      error_data, fresh_seed,
                      mark_student, opaque, raised_by_student, references, seeded, source_of, to_data,
                      untouched)
@@ -86,7 +86,7 @@ def type_name(x) -> str:
 def seed(n: int) -> None:
     """Seed the CPU generator only (``torch.manual_seed`` would also reseed CUDA, which evaluate's
     fork does not restore); the checkers build and run everything on the CPU."""
-    torch.random.default_generator.manual_seed(int(n) % 2 ** 62)     # a grader's seed may be any size
+    torch.random.default_generator.manual_seed(torch_seed(n))
 
 
 # --------------------------------------------------------------------------- student errors

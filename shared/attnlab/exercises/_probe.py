@@ -47,13 +47,24 @@ def fresh_seed() -> int:
     return secrets.randbelow(2 ** 31)
 
 
+def torch_seed(seed: int) -> int:
+    """``seed`` of any size as a seed torch takes (at most 2**63 - 1): the grader's per-student seeds
+    go up to 2**62 and probes multiply them."""
+    return int(seed) % 2 ** 62
+
+
+def generator(seed: int) -> torch.Generator:
+    """A CPU torch.Generator seeded with ``seed`` of any size."""
+    return torch.Generator().manual_seed(torch_seed(seed))
+
+
 class Draw:
     """Everything a probe builds, drawn from ``seed`` alone (and a ``salt``, the exercise's key, so
     two exercises draw different sizes from one seed): its own torch.Generator, nothing global."""
 
     def __init__(self, seed: int, salt: str = ""):
         self.seed = int(seed)
-        self.g = torch.Generator().manual_seed((self.seed * 1_000_003 + zlib.crc32(salt.encode())) % 2 ** 62)
+        self.g = generator(self.seed * 1_000_003 + zlib.crc32(salt.encode()))
 
     def int(self, low: int, high: int) -> int:
         """An integer in [low, high], both included."""
@@ -92,7 +103,7 @@ def seeded(seed: int):
     """Torch's global CPU generator seeded with ``seed`` inside, restored after: for building
     modules (nn.Linear draws its weights from the global generator) the same way in probe and judge."""
     with torch.random.fork_rng(devices=[]):
-        torch.random.default_generator.manual_seed(int(seed) % 2 ** 62)
+        torch.random.default_generator.manual_seed(torch_seed(seed))
         yield
 
 

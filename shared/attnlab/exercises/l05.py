@@ -20,7 +20,7 @@ import torch
 from ..block import TransformerBlock
 from ..causality import causality_check
 from ..masks import causal_mask
-from ._common import (Diagnosis, Draw, Exercise, Feedback, Verdict, attempt, changed_inputs, evaluate_exercise,
+from ._common import (Diagnosis, Draw, Exercise, generator, Feedback, Verdict, attempt, changed_inputs, evaluate_exercise,
                       is_tensor, judging, kind, printing, seeded, value_of)
 from ._common import max_diff as _max_diff
 
@@ -49,7 +49,7 @@ def _cases(seed: int = 0) -> list[tuple[int, int, int, int, int, int]]:
 def _make_block(norm_first: bool, seed: int, d_model: int = 16, num_heads: int = 4, d_ff: int = 32):
     """A TransformerBlock without dropout, whose two LayerNorms have distinct random γ, β (built
     the same way from ``seed`` by the probe and by the judge)."""
-    g = torch.Generator().manual_seed(seed % 2 ** 62)          # a grader's seed (up to 2**62) times 10
+    g = generator(seed)
     with seeded(seed):
         block = TransformerBlock(d_model, num_heads, d_ff, dropout=0.0, norm_first=norm_first).eval()
     with torch.no_grad():
@@ -68,7 +68,7 @@ def _sublayers(block):
 
 def _block_input(case_seed: int, B: int, T: int, d_model: int) -> torch.Tensor:
     """An input scaled and shifted far from LayerNorm's output, so that the variants differ."""
-    g = torch.Generator().manual_seed((100 + case_seed) % 2 ** 62)
+    g = generator(100 + case_seed)
     return 2.0 * torch.randn(B, T, d_model, generator=g) + 0.5
 
 
