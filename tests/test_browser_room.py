@@ -174,11 +174,22 @@ def focus_on(page, name: str, timeout_ms: int = 30_000) -> bool:
         return False
 
 
+def shows_query(page, word: str, shown: bool, timeout_ms: int = 30_000) -> bool:
+    """Whether the heatmap comes to show (or no longer show) the query ``word``: the redraw for a
+    new sentence is finished, not only begun (press's first change can be another widget's)."""
+    test = f"[...document.querySelectorAll('.attnlab-svg text.q')].some(t => t.textContent.trim() === {word!r})"
+    try:
+        page.wait_for_function(f"() => {'' if shown else '!'}({test})", timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def keyboard_walk(page, explorer, stray_cells=None) -> dict:
     """Tab from the first control through every control: each one changes the explorer from the
     keyboard (and is set back), and keeps the focus. ``stray_cells``: a function giving (active cell,
     cell count) of the notebook, which must not change."""
-    done = {}
+    done, steps = {}, {}
     explorer.locator(".attnlab-control-model select").focus()
     before = stray_cells() if stray_cells else None
     for _ in range(40):
@@ -191,11 +202,13 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             before_text = box.input_value()
             page.keyboard.press("End")
             page.keyboard.type(" x")
-            changed = press(page, explorer, "Enter")
+            changed = press(page, explorer, "Enter") and shows_query(page, "x", True)
             for _ in range(2):
                 page.keyboard.press("Backspace")
-            back = box.input_value() == before_text and press(page, explorer, "Enter")
+            typed_back = box.input_value() == before_text
+            back = typed_back and press(page, explorer, "Enter") and shows_query(page, "x", False)
             done[name] = changed and back
+            steps[name] = dict(changed=changed, typed_back=typed_back, back=back)
         elif name == "pad":                               # the slider's handle: the arrows move it
             done[name] = press(page, explorer, "ArrowRight") and press(page, explorer, "ArrowLeft")
             page.keyboard.press("Tab")                    # the slider's editable readout, then on
@@ -207,10 +220,14 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             last = select.evaluate("s => s.selectedIndex === s.options.length - 1")
             there, back = ("ArrowUp", "ArrowDown") if last else ("ArrowDown", "ArrowUp")
             done[name] = press(page, explorer, there) and focus_on(page, name) and press(page, explorer, back)
-        done[name] = done[name] and focus_on(page, name)
+        focused = focus_on(page, name)
+        steps.setdefault(name, {})["focused"] = focused
+        done[name] = done[name] and focused
         if stray_cells:
             assert stray_cells() == before, (name, "the notebook took the key")
         page.keyboard.press("Tab")
+    failed = {name: steps[name] for name, ok in done.items() if not ok}
+    print("keyboard walk, the steps that failed:", failed or "none")
     return done
 
 
