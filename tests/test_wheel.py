@@ -132,6 +132,19 @@ def test_every_file_of_the_package_is_installed(student):
         assert not missing, f"files of shared/{name} missing from the wheel: {missing}"
 
 
+def test_a_plain_jupyter_lab_reads_the_courses_shortcut_overrides(student):
+    """The pip path starts `jupyter lab` with no options: JupyterLab's default app settings folder of
+    that environment holds the course's overrides.json (the one `make lab` and the hub pass)."""
+    python, home = student
+    r = run([str(python), "-c", "from jupyterlab.labapp import LabApp; print(LabApp().app_settings_dir)"],
+            cwd=home, env=clean_env())
+    assert r.returncode == 0, r.stderr
+    settings = pathlib.Path(r.stdout.strip())
+    assert settings.is_relative_to(pathlib.Path(python).parents[1]), settings   # this venv's, not the repository's
+    shipped = ROOT / "shared" / "attnlab_server" / "lab_settings" / "overrides.json"
+    assert (settings / "overrides.json").read_bytes() == shipped.read_bytes()
+
+
 LOAD_EVERYTHING = r"""
 import json, pathlib, warnings
 import torch
