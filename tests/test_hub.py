@@ -18,7 +18,6 @@ import pwd
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import nbformat
 import pytest
@@ -29,6 +28,8 @@ sys.path.insert(0, str(HUB))
 import classroom  # noqa: E402
 import publish_course  # noqa: E402
 import singleuser  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
+from hub_support import local_hub  # noqa: E402
 
 pytestmark = pytest.mark.slow      # starts JupyterHub, two servers and their kernels (about 2 minutes)
 
@@ -36,32 +37,14 @@ CULL_TIMEOUT = 40    # seconds idle before the culler stops a server (3600 on a 
 STUDENTS = {"an": "course-vi", "binh": "course-zh"}
 LESSON = {"an": "attnlab-course/lessons_vi/01_self_attention.ipynb",
           "binh": "attnlab-course/lessons_zh/01_self_attention.ipynb"}
-STUDENT_ENV = ROOT / ".venv-hub"          # the students' environment the hub tests share (make test)
 
 
 @pytest.fixture(scope="module")
 def hub():
-    if os.geteuid() != 0:
-        pytest.fail("the hub's tests need root: the hub makes each student a system user "
-                    "(CI runs as root; here: sudo make test)")
-    proxy = HUB / "node_modules" / ".bin" / "configurable-http-proxy"
-    if not proxy.exists():
-        pytest.fail(f"{proxy} is missing: `make hub-proxy` (npm ci in hub/) installs it")
-    state = pathlib.Path(tempfile.mkdtemp(prefix="attnlab-hub-"))
-    os.chmod(state, 0o755)
-    h = classroom.LocalHub(state, STUDENT_ENV, auth="class-password",
-                           ATTNLAB_CULL_TIMEOUT=str(CULL_TIMEOUT), ATTNLAB_CULL_EVERY="5",
-                           ATTNLAB_HUB_ACTIVITY_INTERVAL="5", ATTNLAB_HUB_START_TIMEOUT="240")
-    try:
-        h.install()
-        h.start(timeout=180)
+    with local_hub("the hub's tests", "attnlab-hub-", auth="class-password",
+                   ATTNLAB_CULL_TIMEOUT=str(CULL_TIMEOUT), ATTNLAB_CULL_EVERY="5",
+                   ATTNLAB_HUB_ACTIVITY_INTERVAL="5", ATTNLAB_HUB_START_TIMEOUT="240") as h:
         yield h
-    finally:
-        left = h.stop()
-        log = h.log_tail(60)
-        shutil.rmtree(state, ignore_errors=True)
-    assert not left, f"processes left running after the hub stopped: {left}\n{log}"
-    assert not [p.pw_name for p in pwd.getpwall() if p.pw_name.startswith(h.layout.user_prefix)]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ import os
 import pathlib
 import secrets
 import sys
-import tempfile
 import time
 
 import pytest
@@ -30,37 +29,20 @@ sys.path.insert(0, str(HUB))
 sys.path.insert(0, str(ROOT / "tests"))
 import classroom  # noqa: E402
 import hub_attacks  # noqa: E402
+from hub_support import local_hub  # noqa: E402
 
 pytestmark = pytest.mark.slow      # a hub, two servers, their kernels (2-4 minutes on 2 busy cores)
 
 A, B = "an", "binh"
 PASSWORD = {A: "an-" + secrets.token_hex(6), B: "binh-" + secrets.token_hex(6)}
 LESSON = "attnlab-course/lessons_vi/01_self_attention.ipynb"
-STUDENT_ENV = ROOT / ".venv-hub"          # the students' environment the hub tests share (make test)
 
 
 @pytest.fixture(scope="module")
 def hub():
-    if os.geteuid() != 0:
-        pytest.fail("the hub's security tests need root: the hub makes each student a system "
-                    "user (CI runs as root; here: sudo make test)")
-    proxy = HUB / "node_modules" / ".bin" / "configurable-http-proxy"
-    if not proxy.exists():
-        pytest.fail(f"{proxy} is missing: `make hub-proxy` (npm ci in hub/) installs it")
-    state = pathlib.Path(tempfile.mkdtemp(prefix="attnlab-hubsec-"))
-    os.chmod(state, 0o755)
-    h = classroom.LocalHub(state, STUDENT_ENV, auth="sign-up", ATTNLAB_HUB_MEM_LIMIT="1G",
-                           ATTNLAB_HUB_START_TIMEOUT="240")
-    try:
-        h.install()
-        h.start(timeout=180)
+    with local_hub("the hub's security tests", "attnlab-hubsec-", auth="sign-up",
+                   ATTNLAB_HUB_MEM_LIMIT="1G", ATTNLAB_HUB_START_TIMEOUT="240") as h:
         yield h
-    finally:
-        left = h.stop()
-        log = h.log_tail(60)
-        import shutil
-        shutil.rmtree(state, ignore_errors=True)
-    assert not left, f"processes left running after the hub stopped: {left}\n{log}"
 
 
 @pytest.fixture(scope="module")
