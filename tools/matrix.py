@@ -51,6 +51,8 @@ EXTRA = {
     "3.9": ["pillow<11.3  # matplotlib 3.9.4, the last for Python 3.9, calls Image.fromarray(mode=...),"
             " deprecated in Pillow 11.3: a DeprecationWarning on every PDF export"],
 }
+# The tests that start the hub (as root, with `make hub-proxy`'s Node proxy and CI's Python): CI's alone.
+HUB_TESTS = ("test_hub.py", "test_hub_security.py")
 NOT_FLOORED = {"jupyterlab"}   # the front end: no test imports it (it is installed, at any version)
 # The lesson folders from the one source (read as JSON: this tool runs without torch).
 NOTEBOOK_DIRS = tuple(info["lessons"] for info in json.loads(
@@ -230,8 +232,8 @@ def run_env(name: str, workdir: pathlib.Path, log, keep: bool, freeze: bool, job
             # `make hub-proxy` (Node) and run the hub on CI's Python; and the wheel's nbval run, which
             # compares against the stored outputs of the pinned environment (this step's notebook run
             # below executes every notebook on this Python instead).
-            steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", str(jobs), "tests",
-                                "--ignore=tests/test_browser.py", "--ignore=tests/test_hub.py",
+            steps["unit"] = sh([vpy, "-m", "pytest", "-q", "-n", str(jobs), "tests", "-m", "not browser",
+                                *(f"--ignore=tests/{hub_test}" for hub_test in HUB_TESTS),
                                 "--deselect=tests/test_wheel.py::test_lessons_run_against_the_installed_package"],
                                log, env=env)
             steps["notebooks"] = sh([vpy, str(ROOT / "tools" / "matrix.py"), "--notebooks"], log, env=env)
