@@ -161,3 +161,16 @@ def test_two_grading_runs_never_share_a_sandbox_uid():
     assert a != b and abs(a - b) >= sandbox.UID_BLOCK and min(a, b) >= sandbox.UID_BASE
     lock_a.close()
     lock_b.close()
+
+
+def test_a_cell_cut_off_mid_statement_is_a_syntax_error_on_every_python():
+    """Python 3.13's kernel names it _IncompleteInputError (a private subclass of SyntaxError): the
+    student's note and the checker's judge both read SyntaxError, as on 3.9-3.12."""
+    from tools.assignments import grade
+    cut_off = {"status": "error", "error": {"ename": "_IncompleteInputError",
+                                            "evalue": "incomplete input (3666543787.py, line 2)"}}
+    unit = {"id": "u1", "grade_id": "l01-softmax", "kind": "answer"}
+    (key, fields), = grade._unit_notes("l01-softmax", [unit], {"u1": cut_off}, 40)
+    assert key == "error" and fields["error"].startswith("SyntaxError: incomplete input"), fields
+    assert runner.error_data(cut_off)["error"]["type"] == "SyntaxError"
+    assert runner.error_data({"status": "error", "error": {"ename": "NameError"}})["error"]["type"] == "NameError"

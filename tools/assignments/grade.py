@@ -163,7 +163,7 @@ def _unit_notes(gid: str, todo: list, answers: dict, timeout: int) -> list[tuple
         elif a["status"] == "error" and not (unit["kind"] == "in_kernel" and (a["error"] or {}).get("ename") == "AssertionError"):
             err = a["error"] or {}
             value = err.get("evalue", "").strip().splitlines()
-            text = err.get("ename", "Error") + (f": {value[0][:200]}" if value else "")
+            text = runner.error_name(err) + (f": {value[0][:200]}" if value else "")
             notes.append(("answer_error" if unit["grade_id"].endswith("-answer") else "error", {"error": text}))
         if notes:
             break                                # the first thing that went wrong is the one to read

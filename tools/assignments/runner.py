@@ -129,13 +129,24 @@ class Registry:
         return self.common.evaluate(ex.name, lambda: ex.judge(results, seed=seed), lang)
 
 
+# Python 3.13 reports a cell that ends in mid-statement as _IncompleteInputError, a private subclass
+# of SyntaxError: what a student reads (and a checker is judged on) is the public name.
+PUBLIC_ERROR_NAMES = {"_IncompleteInputError": "SyntaxError"}
+
+
+def error_name(err: dict) -> str:
+    """The name of a cell's error (the kernel's ``ename``), as Python documents it."""
+    name = str(err.get("ename", "Error"))
+    return PUBLIC_ERROR_NAMES.get(name, name)
+
+
 def error_data(answer: dict | None) -> dict:
     """What a probe that could not save its results gets judged on: the unit's error as data."""
     if not answer:
         return {"error": {"type": "NotRun", "message": "", "cause": None}}
     err = answer.get("error") or {}
     kind = {"timeout": "Timeout", "stuck": "Timeout", "died": "KernelDied"}.get(answer.get("status"))
-    return {"error": {"type": kind or str(err.get("ename", "Error"))[:80],
+    return {"error": {"type": kind or error_name(err)[:80],
                       "message": str(err.get("evalue", "")).splitlines()[0][:300] if err.get("evalue") else "",
                       "cause": None}}
 
