@@ -27,7 +27,8 @@ def _text(cell) -> str:
 
 
 @pytest.mark.parametrize("lang", ["vi", "zh"])
-def test_the_solved_lesson_passes_every_check_and_reveals_the_answer(lang, tmp_path):
+def test_the_solved_lesson_passes_every_check_and_reveals_the_answer(lang, tmp_path, monkeypatch):
+    monkeypatch.delenv("MPLBACKEND", raising=False)     # the kernel draws inline, as in Jupyter (the matrix sets Agg)
     path = ROOT / f"lessons_{lang}" / LESSON
     nb = nbformat.read(path, as_version=4)
     stored = {i: _text(c) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
