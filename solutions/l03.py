@@ -29,8 +29,8 @@ def add_positional_encoding(x: torch.Tensor, pe: torch.Tensor, start: int = 0) -
     new tokens). ValueError naming the sizes when the table has too few rows."""
     T = x.shape[1]
     if start + T > pe.shape[0]:
-        raise ValueError(f"positions {start}..{start + T - 1} (start = {start}, T = {T}) "
-                         f"need start + T = {start + T} rows, but the table has max_len = {pe.shape[0]}")
+        raise ValueError(f"start = {start}, T = {T}: the positions run past the table, "
+                         f"which has max_len = {pe.shape[0]} rows")
     return x + pe[start:start + T]                                            # (T, D) broadcasts over B
 
 

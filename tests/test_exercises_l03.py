@@ -225,7 +225,7 @@ def test_add_past_the_end_of_the_table(capsys, seed):
 def test_add_reference_names_the_sizes():
     x, pe = torch.zeros(2, 4, 6), attnlab.sinusoidal_encoding(10, 6)
     assert torch.equal(sol.add_positional_encoding(x, pe, start=6), pe[6:10].expand(2, 4, 6))
-    with pytest.raises(ValueError, match="start = 7.*T = 4.*11.*max_len = 10"):
+    with pytest.raises(ValueError, match="start = 7, T = 4.*max_len = 10"):
         sol.add_positional_encoding(x, pe, start=7)
 
 
