@@ -434,68 +434,108 @@ _L03 = [
          names=("add_positional_encoding",), reference=_src(l03.add_positional_encoding),
          wrong=[
              _w("the whole table", "l03.hint.add_slice", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     return x + pe"""),
              _w("pe[:T, :T]: the columns cut too", "l03.hint.add_columns", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     T = x.shape[1]
                     return x + pe[:T, :T]"""),
              _w("added in place", "l03.hint.add_inplace", """
-                def add_positional_encoding(x, pe):
-                    x += pe[:x.shape[1]]
+                def add_positional_encoding(x, pe, start=0):
+                    x += pe[start:start + x.shape[1]]
                     return x"""),
              _w("concatenated", "l03.hint.add_concat", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     B, T, D = x.shape
-                    return torch.cat([x, pe[:T].expand(B, T, D)], dim=-1)"""),
-             _w("positions from 1", "l03.hint.add_offset", """
-                def add_positional_encoding(x, pe):
+                    return torch.cat([x, pe[start:start + T].expand(B, T, D)], dim=-1)"""),
+             _w("positions from start + 1", "l03.hint.add_offset", """
+                def add_positional_encoding(x, pe, start=0):
                     T = x.shape[1]
-                    return x + pe[1:T + 1]"""),
+                    return x + pe[start + 1:start + T + 1]"""),
              _w("B rows of the table", "l03.hint.add_batch", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     return x + pe[:x.shape[0]]"""),
              _w("the table changed in place", "ex.changed_input", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     T = x.shape[1]
-                    pe[:T] += x[0]
-                    return x + pe[:T] - x[0]"""),
+                    pe[start:start + T] += x[0]
+                    return x + pe[start:start + T] - x[0]"""),
              _w("multiplied", "l03.hint.add_values", """
-                def add_positional_encoding(x, pe):
-                    return x * pe[:x.shape[1]]"""),
+                def add_positional_encoding(x, pe, start=0):
+                    return x * pe[start:start + x.shape[1]]"""),
              _w("return forgotten", "ex.returned_none", """
-                def add_positional_encoding(x, pe):
+                def add_positional_encoding(x, pe, start=0):
                     T = x.shape[1]
-                    out = x + pe[:T]"""),
+                    out = x + pe[start:start + T]"""),
+             _w("start ignored: pe[:T]", "l03.hint.add_start_ignored", """
+                def add_positional_encoding(x, pe, start=0):
+                    T = x.shape[1]
+                    return x + pe[:T]"""),
+             _w("pe[start:T]: the slice ends at T", "l03.hint.add_start_end", """
+                def add_positional_encoding(x, pe, start=0):
+                    T = x.shape[1]
+                    return x + pe[start:T]"""),
+             _w("no start parameter", "l03.hint.add_no_start", """
+                def add_positional_encoding(x, pe):
+                    return x + pe[:x.shape[1]]"""),
+             _w("no size check: torch's error", "l03.hint.add_range_error", """
+                def add_positional_encoding(x, pe, start=0):
+                    return x + pe[start:start + x.shape[1]]"""),
+             _w("start clamped to fit: no error", "l03.hint.add_range", """
+                def add_positional_encoding(x, pe, start=0):
+                    T = x.shape[1]
+                    start = min(start, pe.shape[0] - T)
+                    return x + pe[start:start + T]"""),
+             _w("a ValueError that names no size", "l03.hint.add_range_message", """
+                def add_positional_encoding(x, pe, start=0):
+                    if start + x.shape[1] > pe.shape[0]:
+                        raise ValueError("the sentence is too long")
+                    return x + pe[start:start + x.shape[1]]"""),
+             _w("the check one too strict (>=)", "l03.hint.add_range_strict", """
+                def add_positional_encoding(x, pe, start=0):
+                    T = x.shape[1]
+                    if start + T >= pe.shape[0]:
+                        raise ValueError(f"start + T = {start + T} >= max_len = {pe.shape[0]}")
+                    return x + pe[start:start + T]"""),
          ]),
     dict(key="l03.predict", lesson=L03, evaluate="attnlab.exercises.l03:evaluate_predict_permuted_output",
          names=("predict_permuted_output",), reference=_src(l03.predict_permuted_output),
          wrong=[
-             _w("the output unchanged", "l03.hint.predict_same", """
-                def predict_permuted_output(out, perm):
+             _w("the output unchanged for the queries too", "l03.hint.predict_same", """
+                def predict_permuted_output(out, perm, permuted):
                     return out"""),
+             _w("the two cases swapped", "l03.hint.predict_same", """
+                def predict_permuted_output(out, perm, permuted):
+                    return out if permuted == "queries" else out[:, perm]"""),
+             _w("the memory treated like self-attention: the output reordered", "l03.hint.predict_memory_moved", """
+                def predict_permuted_output(out, perm, permuted):
+                    return out[:, perm]"""),
              _w("the inverse permutation", "l03.hint.predict_inverse", """
-                def predict_permuted_output(out, perm):
-                    return out[:, torch.argsort(torch.tensor(perm))]"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return out[:, torch.argsort(torch.tensor(perm))] if permuted == "queries" else out"""),
              _w("permuted along the features", "l03.hint.predict_axis", """
-                def predict_permuted_output(out, perm):
-                    return out[..., perm]"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return out[..., perm] if permuted == "queries" else out"""),
              _w("reversed", "l03.hint.predict_flip", """
-                def predict_permuted_output(out, perm):
-                    return out.flip(1)"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return out.flip(1) if permuted == "queries" else out"""),
              _w("permuted along the batch", "l03.hint.predict_axis", """
-                def predict_permuted_output(out, perm):
-                    return out[perm]"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return out[perm] if permuted == "queries" else out"""),
              _w("out reordered in place", "ex.changed_input", """
-                def predict_permuted_output(out, perm):
-                    out[:] = out[:, perm].clone()
+                def predict_permuted_output(out, perm, permuted):
+                    if permuted == "queries":
+                        out[:] = out[:, perm].clone()
                     return out"""),
              _w("scaled", "l03.hint.predict_values", """
-                def predict_permuted_output(out, perm):
-                    return 2 * out[:, perm]"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return 2 * out[:, perm] if permuted == "queries" else out"""),
              _w("pooled over the positions", "l03.hint.shape", """
-                def predict_permuted_output(out, perm):
-                    return out[:, perm].mean(dim=1)"""),
+                def predict_permuted_output(out, perm, permuted):
+                    return out[:, perm].mean(dim=1) if permuted == "queries" else out"""),
+             _w("the memory's output scaled", "l03.hint.predict_memory_values", """
+                def predict_permuted_output(out, perm, permuted):
+                    return out[:, perm] if permuted == "queries" else 2 * out"""),
          ]),
 ]
 

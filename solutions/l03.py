@@ -23,15 +23,26 @@ def my_sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
     return pe
 
 
-def add_positional_encoding(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
-    """x (B, T, D) plus the first T rows of the table pe (max_len, D), as a new tensor."""
+def add_positional_encoding(x: torch.Tensor, pe: torch.Tensor, start: int = 0) -> torch.Tensor:
+    """x (B, T, D) plus rows start ... start + T - 1 of the table pe (max_len, D), as a new tensor:
+    the T tokens of x are at positions start, ..., start + T - 1 (a generating model feeds only its
+    new tokens). ValueError naming the sizes when the table has too few rows."""
     T = x.shape[1]
-    return x + pe[:T]                                                         # (T, D) broadcasts over B
+    if start + T > pe.shape[0]:
+        raise ValueError(f"start = {start}, T = {T}: the positions run past the table, "
+                         f"which has max_len = {pe.shape[0]} rows")
+    return x + pe[start:start + T]                                            # (T, D) broadcasts over B
 
 
-def predict_permuted_output(out: torch.Tensor, perm: list[int]) -> torch.Tensor:
-    """Self-attention (no positional encoding) is permutation-equivariant: f(x[:, perm]) = f(x)[:, perm].
+def predict_permuted_output(out: torch.Tensor, perm: list[int], permuted: str) -> torch.Tensor:
+    """Cross-attention out = f(y, x) (queries y, memory x; no positional encoding), with ``permuted``
+    reordered by ``perm``:
 
-    So the output of the permuted sentence is the output of the original, reordered the same way.
+    * "queries": each output row belongs to its query, so the rows move with them (equivariant):
+      f(y[:, perm], x) = f(y, x)[:, perm];
+    * "memory": the rows of K and V move together and each query's softmax-weighted sum does not
+      depend on their order (invariant): f(y, x[:, perm]) = f(y, x).
     """
-    return out[:, perm]
+    if permuted == "queries":
+        return out[:, perm]
+    return out.clone()

@@ -1,24 +1,28 @@
 """Exercise checkers for lesson 03 (positional encoding).
 
 * ``check_sinusoidal_encoding(fn)``: ``fn(max_len, d_model)`` -> the (max_len, d_model) sin/cos table.
-* ``check_add_positional_encoding(fn)``: ``fn(x (B, T, D), pe (max_len, D))`` -> x + PE of the first T positions.
-* ``check_predict_permuted_output(fn)``: ``fn(out (B, T, D), perm)`` -> the self-attention output of the
-  permuted sentence, predicted from ``out`` alone (no positional encoding).
+* ``check_add_positional_encoding(fn)``: ``fn(x (B, T, D), pe (max_len, D), start=0)`` -> x + PE of
+  positions start … start + T - 1; ValueError naming the sizes when start + T > max_len.
+* ``check_predict_permuted_output(fn)``: ``fn(out (B, T, D), perm, permuted)`` -> cross-attention's
+  output when the queries or the memory are permuted, predicted from ``out`` alone (``l03_predict``).
 
 Each checker compares with the package (``attnlab.sinusoidal_encoding``, ``MultiHeadAttention``),
 recognises the typical mistakes and prints a hint for them, never the solution.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import torch
 
-from ..multihead import MultiHeadAttention
 from ..positional import sinusoidal_encoding
-from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, as_tensor, attempt, changed_inputs,
-                      evaluate_exercise, judging, kind, printing, raises, seeded, value_of)
+from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, as_tensor, attempt, changed_inputs, error_of,
+                      evaluate_exercise, judging, kind, outcome_of, printing, raises, value_of)
 from ._common import shape as _shape
+from .l03_predict import (PREDICT, check_predict_permuted_output, evaluate_predict_permuted_output,  # noqa: F401
+                          judge_predict_permuted_output, predict_cases as _predict_cases, predict_data as _predict_data,
+                          probe_predict_permuted_output)
 from .l03_table import diagnose_table as _diagnose_pe, first_wrong as _first_wrong
 
 
@@ -98,38 +102,70 @@ check_sinusoidal_encoding = printing(evaluate_sinusoidal_encoding)
 # ---------------------------------------------------------------------------------------------
 # Exercise 2: adding the table to the embeddings
 # ---------------------------------------------------------------------------------------------
-def _add_cases(seed: int) -> list[tuple[int, int, int, int]]:
-    """(B, T, D, max_len) drawn from the seed: one sentence, B < T (a slice by B shows), the whole
-    table used (T = max_len, B ≠ T), and T = 1."""
+def _add_cases(seed: int) -> list[tuple[int, int, int, int, int]]:
+    """(B, T, D, max_len, start) drawn from the seed: one sentence from position 0 (B < T, D > T: a
+    slice by B or pe[:T, :T] shows), a batch from a later start with rows to spare on both sides (an
+    off-by-one start shows by its values), the whole table from 0 (T = max_len, B ≠ T), one token
+    from a later start, and a batch that ends on the table's last row (start + T = max_len)."""
     d = Draw(seed, "l03/add_pe")
     cases = []
     T = d.int(3, 7)
-    cases.append((1, T, d.choice([8, 10, 12]), T + d.int(3, 12)))          # D > T: pe[:T, :T] cannot broadcast
+    cases.append((1, T, d.choice([8, 10, 12]), T + d.int(3, 12), 0))       # D > T: pe[:T, :T] cannot broadcast
     B = d.int(2, 3)
     T = d.int(B + 2, 10)
-    cases.append((B, T, d.choice([4, 6, 8, 10]), T + d.int(1, 9)))
+    start = d.choice([s for s in range(1, 9) if s != T - 1])                 # pe[start:T] never one row
+    cases.append((B, T, d.choice([4, 6, 8, 10]), start + T + d.int(1, 6), start))
     T = d.int(5, 16)
-    cases.append((d.choice([b for b in (2, 3, 4) if b != T]), T, d.choice([6, 8, 12]), T))
-    cases.append((d.int(2, 4), 1, d.choice([4, 6, 8]), d.int(4, 12)))
+    cases.append((d.choice([b for b in (2, 3, 4) if b != T]), T, d.choice([6, 8, 12]), T, 0))
+    start = d.int(1, 9)
+    cases.append((d.int(2, 4), 1, d.choice([4, 6, 8]), start + d.int(1, 6), start))
+    T, start = d.int(3, 8), d.int(2, 7)
+    cases.append((d.int(2, 4), T, d.choice([4, 6, 8]), start + T, start))
     return cases
 
 
-def _add_inputs(seed: int, i: int, B: int, T: int, D: int, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _range_case(seed: int) -> tuple[int, int, int, int, int]:
+    """(B, T, D, max_len, start) with start + T > max_len: the function must refuse it (an unchecked
+    slice then has 0 rows or T - 2 or fewer, so torch's own error shows instead of a broadcast)."""
+    d = Draw(seed, "l03/add_pe/range")
+    T, max_len = d.int(2, 6), d.int(10, 30)
+    short = d.choice([k for k in (1, 2, 3) if T - k != 1])   # never one row left: it would broadcast
+    return d.int(1, 3), T, d.choice([4, 6, 8]), max_len, max_len - T + short
+
+
+def _add_inputs(seed: int, i, B: int, T: int, D: int, max_len: int, start: int) -> tuple[torch.Tensor, torch.Tensor]:
     return Draw(seed, f"l03/add_pe/{i}").randn(B, T, D), sinusoidal_encoding(max_len, D)
 
 
-def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor) -> tuple[str, dict]:
+def _plus(x: torch.Tensor, rows: torch.Tensor):
+    """x + rows where they broadcast (a candidate of a mistake), else None."""
+    try:
+        return x + rows
+    except RuntimeError:
+        return None
+
+
+def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor, start: int) -> tuple[str, dict]:
     B, T, D = x.shape
+    L = pe.shape[0]
+
+    def like(rows) -> bool:
+        candidate = _plus(x, rows)
+        return candidate is not None and _close(out, candidate)
+    if start > 0 and like(pe[start:T]):                                 # the slice ends at T, not start + T
+        return "l03.hint.add_start_end", {"start": start, "T": T, "rows": max(0, T - start)}
     if out.shape != x.shape:
-        if out.dim() == 3 and (out.shape[-1] == 2 * D or out.shape[1] == T + pe.shape[0]):
+        if out.dim() == 3 and (out.shape[-1] == 2 * D or out.shape[1] == T + L):
             return "l03.hint.add_concat", {"got": _shape(out), "want": _shape(x)}
         return "l03.hint.shape", {"want": _shape(x), "got": _shape(out)}
-    if B < T and _close(out, x + pe[:B]):
+    if B < T and (like(pe[:B]) or like(pe[start:start + B])):
         return "l03.hint.add_batch", {}
-    if T == 1 and _close(out, x + pe[:1, :1]):                        # pe[:T, :T] broadcasts when T = 1
+    if T == 1 and like(pe[start:start + 1, :1]):                        # pe[:T, :T] broadcasts when T = 1
         return "l03.hint.add_columns", {"D": D}
-    for rows in (pe[1:T + 1], pe[pe.shape[0] - T:]):
-        if rows.shape[0] == T and _close(out, x + rows):
+    if start > 0 and like(pe[:T]):
+        return "l03.hint.add_start_ignored", {"start": start, "T": T}
+    for rows in (pe[start + 1:start + T + 1], pe[max(start - 1, 0):start - 1 + T] if start else pe[:0], pe[L - T:]):
+        if rows.shape[0] == T and like(rows):
             return "l03.hint.add_offset", {}
     return "l03.hint.add_values", {}
 
@@ -137,31 +173,58 @@ def _diagnose_add(out: torch.Tensor, x: torch.Tensor, pe: torch.Tensor) -> tuple
 def probe_add_positional_encoding(fn: Callable, *, seed: int) -> dict:
     results = {}
     for i, case in enumerate(_add_cases(seed)):
-        results[f"case{i}"] = outcome = attempt(fn, *_add_inputs(seed, i, *case))
+        x, pe = _add_inputs(seed, i, *case)
+        start = case[-1]                                # the default start = 0 is used on the first case
+        results[f"case{i}"] = outcome = attempt(fn, x, pe) if i == 0 else attempt(fn, x, pe, start=start)
         if _stop(outcome):
-            break
+            return results
+    case = _range_case(seed)
+    results["range"] = attempt(fn, *_add_inputs(seed, "range", *case), start=case[-1])
     return results
+
+
+def _names_sizes(message: str, T: int, max_len: int, start: int) -> bool:
+    """Does the error message name the table's size and the positions asked for?"""
+    return str(max_len) in message and (str(start + T) in message or (str(start) in message and str(T) in message))
 
 
 @judging
 def judge_add_positional_encoding(results: dict, *, seed: int):
-    for i, (B, T, D, max_len) in enumerate(_add_cases(seed)):
-        x, pe = _add_inputs(seed, i, B, T, D, max_len)
+    for i, (B, T, D, max_len, start) in enumerate(_add_cases(seed)):
+        x, pe = _add_inputs(seed, i, B, T, D, max_len, start)
 
-        def errors(error, T=T, D=D, max_len=max_len):
+        def errors(error, T=T, D=D, max_len=max_len, start=start):
+            sizes = {"start": start, "T": T, "max_len": max_len, "end": start + T, "last": start + T - 1}
+            if raises(error, "TypeError") and "start" in error["message"]:
+                return False, "l03.hint.add_no_start", {}
+            if raises(error, "ValueError"):
+                return False, "l03.hint.add_range_strict", sizes
             if raises(error, "RuntimeError") and f"non-singleton dimension {x.dim() - 1}" in error["message"]:
                 return False, "l03.hint.add_columns", {"D": D}          # the columns were cut too
+            rows = re.search(r"size of tensor b \((\d+)\)", error["message"]) if raises(error, "RuntimeError") else None
+            if rows and int(rows.group(1)) not in (T, max_len):
+                return False, "l03.hint.add_start_end", {"start": start, "T": T, "rows": int(rows.group(1))}
             if raises(error, "RuntimeError") and T != max_len and "size" in error["message"]:
                 return False, "l03.hint.add_slice", {"max_len": max_len, "T": T}
             return None
         out = _tensor(value_of(results, f"case{i}", errors=errors))
-        if not _close(out, x + pe[:T], 1e-5):
-            return (False, *_diagnose_add(out, x, pe))
+        if not _close(out, x + pe[start:start + T], 1e-5):
+            return (False, *_diagnose_add(out, x, pe, start))
         if 0 in changed_inputs(results, f"case{i}"):
             return False, "l03.hint.add_inplace", {}
         if 1 in changed_inputs(results, f"case{i}"):
             return False, "ex.changed_input", {"name": "pe"}
-    return True, "l03.ok.add_pe", {}
+    B, T, D, max_len, start = _range_case(seed)
+    sizes = {"start": start, "T": T, "max_len": max_len, "end": start + T}
+    outcome = outcome_of(results, "range")
+    error = error_of(outcome)
+    if outcome.get("not_done") or error is None:
+        return False, "l03.hint.add_range", sizes
+    if not raises(error, "ValueError"):
+        return False, "l03.hint.add_range_error", {**sizes, "error": error["type"]}
+    if not _names_sizes(error["message"], T, max_len, start):
+        return False, "l03.hint.add_range_message", {**sizes, "message": error["message"][:120]}
+    return True, "l03.ok.add_pe", {"start": start, "T": T, "max_len": max_len}
 
 
 ADD = Exercise("l03.add_positional_encoding", "l03.ex.add_pe", ("add_positional_encoding",),
@@ -169,105 +232,11 @@ ADD = Exercise("l03.add_positional_encoding", "l03.ex.add_pe", ("add_positional_
 
 
 def evaluate_add_positional_encoding(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
-    """``fn(x (B, T, D), pe (max_len, D))`` must return x + pe[:T] as a new tensor."""
+    """``fn(x (B, T, D), pe (max_len, D), start=0)`` must return x + pe[start:start + T] as a new
+    tensor, and raise ValueError naming the sizes when start + T > max_len."""
     return evaluate_exercise(ADD, (fn,), lang, seed)
 
 check_add_positional_encoding = printing(evaluate_add_positional_encoding)
-
-
-# ---------------------------------------------------------------------------------------------
-# Exercise 3: predicting the output of a permuted sentence
-# ---------------------------------------------------------------------------------------------
-def _predict_cases(seed: int) -> list[tuple[int, int, int, int, list[int]]]:
-    """(B, T, D, H, perm) drawn from the seed: a permutation that moves every position (so neither
-    the unchanged output nor its reverse nor the inverse permutation is right by chance)."""
-    d = Draw(seed, "l03/predict")
-    cases = []
-    for B, T in ((d.int(2, 3), d.int(4, 7)), (1, d.int(3, 5)), (d.int(3, 4), d.int(5, 8))):
-        while True:
-            perm = d.perm(T)
-            inverse = sorted(range(T), key=perm.__getitem__)
-            if all(p != i for i, p in enumerate(perm)) and perm != inverse and perm != list(range(T))[::-1]:
-                break
-        D, H = d.choice([(8, 2), (12, 3), (16, 4), (12, 2)])
-        cases.append((B, T, D, H, perm))
-    return cases
-
-
-def _predict_data(seed: int, i: int, B: int, T: int, D: int, H: int, perm: list[int]):
-    """The layer's outputs (out, truth) for x and x[:, perm], then the same with positions encoded."""
-    with seeded(seed * 7 + i), torch.no_grad():
-        mha = MultiHeadAttention(D, H).eval()
-        x = Draw(seed, f"l03/predict/{i}").randn(B, T, D)
-        pos = sinusoidal_encoding(T, D)
-        out, _ = mha(x)
-        truth, _ = mha(x[:, perm])
-        out_pe, _ = mha(x + pos)
-        truth_pe, _ = mha(x[:, perm] + pos)
-    return out, truth, out_pe, truth_pe
-
-
-def _diagnose_predict(pred: torch.Tensor, out: torch.Tensor, perm: list[int]) -> tuple[str, dict]:
-    wrong_axis = [out[..., perm]] + ([out[perm]] if out.shape[0] >= len(perm) else [])
-    if any(_close(pred, c, 1e-5) for c in wrong_axis):
-        return "l03.hint.predict_axis", {}
-    if pred.shape != out.shape:
-        return "l03.hint.shape", {"want": _shape(out), "got": _shape(pred)}
-    inverse = torch.argsort(torch.tensor(perm)).tolist()
-    candidates = (
-        (out, "l03.hint.predict_same"),
-        (out[:, inverse], "l03.hint.predict_inverse"),
-        (out.flip(1), "l03.hint.predict_flip"),
-    )
-    for candidate, hint in candidates:
-        if _close(pred, candidate, 1e-5):
-            return hint, {}
-    return "l03.hint.predict_values", {}
-
-
-def probe_predict_permuted_output(fn: Callable, *, seed: int) -> dict:
-    results = {}
-    for i, case in enumerate(_predict_cases(seed)):
-        out, _, out_pe, _ = _predict_data(seed, i, *case)
-        perm = case[-1]
-        results[f"case{i}"] = outcome = attempt(fn, out.clone(), list(perm))
-        if _stop(outcome):
-            break
-        results[f"pe{i}"] = attempt(fn, out_pe.clone(), list(perm))   # the same prediction, positions encoded
-    return results
-
-
-@judging
-def judge_predict_permuted_output(results: dict, *, seed: int):
-    pe_miss = 0.0
-    for i, case in enumerate(_predict_cases(seed)):
-        out, truth, out_pe, truth_pe = _predict_data(seed, i, *case)
-        perm = case[-1]
-
-        def errors(error):
-            return (False, "l03.hint.predict_axis", {}) if raises(error, "IndexError") else None
-        pred = _tensor(value_of(results, f"case{i}", errors=errors))
-        if not _close(pred, truth, 1e-5):
-            return (False, *_diagnose_predict(pred, out, perm))
-        if changed_inputs(results, f"case{i}"):
-            return False, "ex.changed_input", {"name": "out"}
-        pred_pe = as_tensor(value_of(results, f"pe{i}"))
-        if pred_pe is None or pred_pe.shape != truth_pe.shape:
-            raise Verdict(False, "ex.no_result")                         # the same function, the same kind of answer
-        pe_miss = max(pe_miss, (pred_pe.double() - truth_pe.double()).abs().max().item())
-    return True, "l03.ok.predict", {"diff": pe_miss}
-
-
-PREDICT = Exercise("l03.predict_permuted_output", "l03.ex.predict", ("predict_permuted_output",),
-                   probe_predict_permuted_output, judge_predict_permuted_output)
-
-
-def evaluate_predict_permuted_output(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
-    """``fn(out, perm)``: from self-attention's output ``out`` (B, T, D) for x, predict its output for
-    ``x[:, perm]`` (no positional encoding) without running the model."""
-    return evaluate_exercise(PREDICT, (fn,), lang, seed)
-
-check_predict_permuted_output = printing(evaluate_predict_permuted_output)
 
 
 __all__ = ["check_sinusoidal_encoding", "evaluate_sinusoidal_encoding", "check_add_positional_encoding",
