@@ -329,68 +329,105 @@ _L02 = [
     dict(key="l02.mha_size", lesson=L02, evaluate="attnlab.exercises.l02:evaluate_mha_size",
          names=("my_mha_size",), reference=_src(l02.mha_size, alias={"my_mha_size": "mha_size"}),
          wrong=[
+             _w("K and V as in multi-head attention: num_kv_heads ignored", "l02.hint.size_kv_full", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
+                        raise ValueError("not divisible")
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+             _w("K and V num_kv_heads wide, not num_kv_heads * d_k", "l02.hint.size_kv_width", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
+                        raise ValueError("not divisible")
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * num_kv_heads + num_kv_heads)"""),
              _w("no biases", "l02.hint.size_no_bias", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return d_model // num_heads, 4 * d_model * d_model"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * d_model * d_model + 2 * d_model * w"""),
              _w("one set of projections per head", "l02.hint.size_scales_h", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return d_model // num_heads, num_heads * 4 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, num_heads * (2 * (d_model * d_model + d_model) + 2 * (d_model * w + w))"""),
              _w("W_o forgotten", "l02.hint.size_no_wo", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return d_model // num_heads, 3 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("assert instead of ValueError", "l02.hint.size_assert", """
-                def my_mha_size(d_model, num_heads):
-                    assert d_model % num_heads == 0
-                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    assert d_model % num_heads == 0 and num_heads % num_kv_heads == 0
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("d_k as a float", "l02.hint.size_int", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return d_model / num_heads, 4 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    d_k = d_model / num_heads
+                    return d_k, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("no divisibility check", "l02.hint.size_divisible", """
-                def my_mha_size(d_model, num_heads):
-                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
-             _w("builds the layer (review 2026-12-01b, student: accepted)", "l02.hint.size_built_layer", """
-                def my_mha_size(d_model, num_heads):
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
+             _w("num_heads % num_kv_heads not checked", "l02.hint.size_divisible_kv", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads:
+                        raise ValueError("d_model not divisible")
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
+             _w("builds the lesson's layer (review 2026-12-01b, student: accepted): K and V full", "l02.hint.size_kv_full", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
                     layer = attnlab.MultiHeadAttention(d_model, num_heads)
                     return layer.d_k, sum(p.numel() for p in layer.parameters())"""),
-             _w("builds torch's layer", "l02.hint.size_built_layer", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+             _w("builds the four nn.Linear layers", "l02.hint.size_built_layer", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    layer = nn.MultiheadAttention(d_model, num_heads)
-                    return d_model // num_heads, sum(p.numel() for p in layer.parameters())"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    layers = [nn.Linear(d_model, d_model), nn.Linear(d_model, w), nn.Linear(d_model, w), nn.Linear(d_model, d_model)]
+                    return d_model // num_heads, sum(p.numel() for layer in layers for p in layer.parameters())"""),
              _w("TypeError instead of ValueError (review 2026-12-01b)", "l02.hint.size_raise_type", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise TypeError("not divisible")
-                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("None when not divisible", "l02.hint.size_divisible", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         return None
-                    return d_model // num_heads, 4 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
+             _w("d_k from the key/value heads", "l02.hint.size_dk", """
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
+                        raise ValueError("not divisible")
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_kv_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("d_k written as a number", "l02.hint.size_dk", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return 4, 4 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return 4, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)"""),
              _w("one linear layer too many", "l02.hint.size_count", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return d_model // num_heads, 5 * (d_model * d_model + d_model)"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return d_model // num_heads, 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w) + d_model * d_model + d_model"""),
              _w("a dict", "l02.hint.size_format", """
-                def my_mha_size(d_model, num_heads):
-                    if d_model % num_heads:
+                def my_mha_size(d_model, num_heads, num_kv_heads):
+                    if d_model % num_heads or num_heads % num_kv_heads:
                         raise ValueError("not divisible")
-                    return {"d_k": d_model // num_heads, "n": 4 * (d_model * d_model + d_model)}"""),
+                    w = num_kv_heads * (d_model // num_heads)
+                    return {"d_k": d_model // num_heads, "n": 2 * (d_model * d_model + d_model) + 2 * (d_model * w + w)}"""),
          ]),
 ]
 

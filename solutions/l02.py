@@ -24,11 +24,17 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(B, T, H * d_k)
 
 
-def mha_size(d_model: int, num_heads: int) -> tuple[int, int]:
-    """(d_k, number of parameters) of multi-head attention with W_q, W_k, W_v, W_o and their biases.
+def mha_size(d_model: int, num_heads: int, num_kv_heads: int) -> tuple[int, int]:
+    """(d_k, number of parameters) of grouped-query attention: W_Q, W_K, W_V, W_O and their biases.
 
-    Four nn.Linear(d_model, d_model): 4 * (d_model**2 + d_model), whatever the number of heads.
+    The queries have num_heads heads of d_k = d_model // num_heads; the keys and values only
+    num_kv_heads heads of d_k, so W_K and W_V are d_model × (num_kv_heads · d_k) and W_Q, W_O stay
+    d_model × d_model. With num_kv_heads == num_heads: 4 * (d_model**2 + d_model), the lesson's count.
     """
     if d_model % num_heads != 0:
         raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
-    return d_model // num_heads, 4 * (d_model * d_model + d_model)
+    if num_heads % num_kv_heads != 0:
+        raise ValueError(f"num_heads={num_heads} is not divisible by num_kv_heads={num_kv_heads}")
+    d_k = d_model // num_heads
+    kv_width = num_kv_heads * d_k
+    return d_k, 2 * (d_model * d_model + d_model) + 2 * (d_model * kv_width + kv_width)

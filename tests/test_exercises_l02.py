@@ -2,12 +2,13 @@
 its own hint, and reports 'not done' for the untouched TODO."""
 from __future__ import annotations
 
+import functools
 
 import pytest
 import torch
 
 import attnlab
-from attnlab.exercises import l02
+from attnlab.exercises import l02, l02_size
 from attnlab.course.i18n import t
 
 from solutions import l02 as solutions
@@ -91,9 +92,8 @@ def test_the_sizes_are_drawn_per_seed():
     for cases in drawn:
         assert all(B != T for B, T, _, _ in cases[1:3]) and cases[3][0] == 1
         assert cases[4][2] == cases[4][3] and cases[5][3] == 1
-    sizes = [l02._size_cases(seed) for seed in range(20)]
+    sizes = [l02_size._size_cases(seed) for seed in range(20)]
     assert len({tuple(good) for good, _ in sizes}) == 20
-    assert all(D % H for _, bad in sizes for D, H in bad) and all(D % H == 0 for good, _ in sizes for D, H in good)
 
 
 @pytest.mark.parametrize("fn, key", SPLIT_MISTAKES, ids=[k.split(".")[-1] for _, k in SPLIT_MISTAKES])
@@ -175,71 +175,129 @@ def test_merge_not_done(capsys):
 
 
 # ---------------------------------------------------------------------------------- mha_size
+# Grouped-query attention: W_Q, W_O d_model × d_model; W_K, W_V d_model × (num_kv_heads · d_k); biases.
 def _checked(fn):
-    def wrapped(d_model, h):
-        if d_model % h:
+    @functools.wraps(fn)
+    def wrapped(d_model, h, kv):
+        if d_model % h or h % kv:
             raise ValueError("not divisible")
-        return fn(d_model, h)
+        return fn(d_model, h, kv)
     return wrapped
 
 
-def size_scales_with_h(d_model, h):
+def _gqa(d_model, h, kv, *, bias=True, wo=True, width=None):
+    w = kv * (d_model // h) if width is None else width
+    b = 1 if bias else 0
+    return (1 + wo) * (d_model * d_model + b * d_model) + 2 * (d_model * w + b * w)
+
+
+def size_kv_full(d_model, h, kv):               # K and V counted as in multi-head attention (the old formula)
+    return d_model // h, 4 * (d_model * d_model + d_model)
+
+
+def size_kv_width(d_model, h, kv):              # K and V num_kv_heads wide instead of num_kv_heads · d_k
+    return d_model // h, _gqa(d_model, h, kv, width=kv)
+
+
+def size_kv_width_is_d_k(d_model, h, kv):       # K and V one head wide (d_k): no such hint, the generic one
+    return d_model // h, _gqa(d_model, h, kv, width=d_model // h)
+
+
+def size_scales_with_h(d_model, h, kv):
+    return d_model // h, h * _gqa(d_model, h, kv)
+
+
+def size_old_scales_with_h(d_model, h, kv):     # the old mistake kept: h times multi-head attention
     return d_model // h, h * 4 * (d_model * d_model + d_model)
 
 
-def size_no_bias(d_model, h):
-    return d_model // h, 4 * d_model * d_model
+def size_no_bias(d_model, h, kv):
+    return d_model // h, _gqa(d_model, h, kv, bias=False)
 
 
-def size_no_wo(d_model, h):
-    return d_model // h, 3 * (d_model * d_model + d_model)
+def size_no_wo(d_model, h, kv):
+    return d_model // h, _gqa(d_model, h, kv, wo=False)
 
 
-def size_per_head_slices(d_model, h):       # 4 (d_model d_k + d_k): one head's share only
+def size_per_head_slices(d_model, h, kv):       # one head's share only
     d_k = d_model // h
     return d_k, 4 * (d_model * d_k + d_k)
 
 
-def size_unsplit_dk(d_model, h):
-    return d_model, 4 * (d_model * d_model + d_model)
+def size_unsplit_dk(d_model, h, kv):
+    return d_model, _gqa(d_model, h, kv)
 
 
-def size_float(d_model, h):
-    return d_model / h, 4 * (d_model * d_model + d_model)
+def size_dk_from_kv(d_model, h, kv):            # d_k from the key/value heads
+    return d_model // kv, _gqa(d_model, h, kv)
 
 
-def size_no_check(d_model, h):
-    return d_model // h, 4 * (d_model * d_model + d_model)
+def size_float(d_model, h, kv):
+    return d_model / h, _gqa(d_model, h, kv)
 
 
-def size_assert(d_model, h):
-    assert d_model % h == 0
-    return d_model // h, 4 * (d_model * d_model + d_model)
+def size_no_check(d_model, h, kv):
+    return d_model // h, _gqa(d_model, h, kv)
 
 
-def size_type_error(d_model, h):             # review 2026-12-01b (student): only "TypeError" was said
+def size_no_kv_check(d_model, h, kv):           # d_model % h checked, h % num_kv_heads forgotten
     if d_model % h:
+        raise ValueError("d_model not divisible")
+    return d_model // h, _gqa(d_model, h, kv)
+
+
+def size_assert(d_model, h, kv):
+    assert d_model % h == 0 and h % kv == 0
+    return d_model // h, _gqa(d_model, h, kv)
+
+
+def size_assert_kv(d_model, h, kv):             # ValueError for d_model, assert for the heads
+    if d_model % h:
+        raise ValueError("d_model not divisible")
+    assert h % kv == 0
+    return d_model // h, _gqa(d_model, h, kv)
+
+
+def size_type_error(d_model, h, kv):            # review 2026-12-01b (student): only "TypeError" was said
+    if d_model % h or h % kv:
         raise TypeError("not divisible")
-    return d_model // h, 4 * (d_model * d_model + d_model)
+    return d_model // h, _gqa(d_model, h, kv)
 
 
-def size_built_layer(d_model, h):            # review 2026-12-01b (student): accepted although forbidden
+def size_built_linears(d_model, h, kv):         # the four projections built, their parameters counted
+    if d_model % h or h % kv:
+        raise ValueError("not divisible")
+    w = kv * (d_model // h)
+    layers = [torch.nn.Linear(d_model, d_model), torch.nn.Linear(d_model, w), torch.nn.Linear(d_model, w),
+              torch.nn.Linear(d_model, d_model)]
+    return d_model // h, sum(p.numel() for layer in layers for p in layer.parameters())
+
+
+def size_built_layer(d_model, h, kv):           # review 2026-12-01b (student): the lesson's layer, kv ignored
     layer = attnlab.MultiHeadAttention(d_model, h)
     return layer.d_k, sum(p.numel() for p in layer.parameters())
 
 
 SIZE_MISTAKES = [
+    (_checked(size_kv_full), "l02.hint.size_kv_full"),
+    (_checked(size_kv_width), "l02.hint.size_kv_width"),
+    (_checked(size_kv_width_is_d_k), "l02.hint.size_count"),
     (_checked(size_scales_with_h), "l02.hint.size_scales_h"),
+    (_checked(size_old_scales_with_h), "l02.hint.size_scales_h"),
     (_checked(size_no_bias), "l02.hint.size_no_bias"),
     (_checked(size_no_wo), "l02.hint.size_no_wo"),
     (_checked(size_per_head_slices), "l02.hint.size_count"),
     (_checked(size_unsplit_dk), "l02.hint.size_dk"),
+    (_checked(size_dk_from_kv), "l02.hint.size_dk"),
     (_checked(size_float), "l02.hint.size_int"),
     (size_no_check, "l02.hint.size_divisible"),
+    (size_no_kv_check, "l02.hint.size_divisible_kv"),
     (size_assert, "l02.hint.size_assert"),
-    (_checked(lambda d_model, h: 4 * (d_model * d_model + d_model)), "l02.hint.size_format"),
+    (size_assert_kv, "l02.hint.size_assert"),
+    (_checked(lambda d_model, h, kv: _gqa(d_model, h, kv)), "l02.hint.size_format"),
     (size_type_error, "l02.hint.size_raise_type"),
-    (size_built_layer, "l02.hint.size_built_layer"),
+    (size_built_linears, "l02.hint.size_built_layer"),
+    (size_built_layer, "l02.hint.size_kv_full"),
 ]
 
 
@@ -250,19 +308,55 @@ def test_size_accepts_solution(capsys, seed):
     assert "✅" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fn, key", SIZE_MISTAKES, ids=[k.split(".")[-1] for _, k in SIZE_MISTAKES])
+@pytest.mark.parametrize("fn, key", SIZE_MISTAKES,
+                         ids=[f"{getattr(fn, '__wrapped__', fn).__name__}-{k.split('.')[-1]}" for fn, k in SIZE_MISTAKES])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_size_rejects_mistake(fn, key, capsys, seed):
     assert_hint(l02.check_mha_size, l02.SIZE.diagnose, fn, key, capsys, seed=seed)
 
 
+def test_size_mistakes_are_told_apart_on_many_seeds():
+    """The hint named for each miscount holds on 300 seeds, not only on SEEDS: a count that two
+    mistakes give on one case is told apart by the others (_count_mistake)."""
+    counted = [(fn, key) for fn, key in SIZE_MISTAKES if key.startswith("l02.hint.size_")
+               and key not in ("l02.hint.size_format", "l02.hint.size_built_layer")]
+    wrong = [(seed, fn.__name__, key, got) for seed in range(300) for fn, key in counted
+             if (got := l02.SIZE.diagnose(fn, seed=seed)[1]) != key]
+    assert not wrong, wrong[:10]
+
+
+def test_size_cases_cover_each_kind_of_attention():
+    """Every seed checks multi-head (num_kv_heads == h), multi-query (1 < h, num_kv_heads == 1) and
+    grouped (1 < num_kv_heads < h) sizes with d_k > 1, both divisibility failures, never the lesson's example."""
+    for seed in range(300):
+        good, bad = l02_size._size_cases(seed)
+        assert any(kv == h > 1 for _, h, kv in good) and any(kv == 1 < h for _, h, kv in good)
+        assert any(1 < kv < h and d // h > 1 for d, h, kv in good)
+        assert all(d % h == 0 and h % kv == 0 for d, h, kv in good) and l02_size.LESSON_EXAMPLE not in good
+        assert [bool(d % h) for d, h, kv in bad] == [True, True, False, False]
+        assert all(h % kv == 0 for d, h, kv in bad[:2]) and all(h % kv for d, h, kv in bad[2:])
+
+
+def test_the_reference_count_is_torchs():
+    """The judge's count is the parameters of torch's nn.Linear layers of GQA's shapes: equal to the
+    solution's formula, and to attnlab.MultiHeadAttention's (and torch's) when num_kv_heads == h."""
+    for d_model, h, kv in ((64, 8, 8), (64, 8, 2), (64, 8, 1), (12, 3, 3), (4096, 32, 8), (8192, 64, 8)):
+        assert l02_size._size_of(d_model, h, kv) == solutions.mha_size(d_model, h, kv)
+    for d_model, h in ((64, 1), (64, 2), (64, 4), (64, 8), (12, 3)):
+        mha = attnlab.MultiHeadAttention(d_model, h)
+        assert l02_size._size_of(d_model, h, h) == (mha.d_k, sum(p.numel() for p in mha.parameters()))
+
+
 def test_a_layer_built_in_another_cell_is_caught_too():
-    """The ready layer reached through a name defined elsewhere (no attnlab in the function)."""
-    ns = {"attnlab": attnlab}
-    exec("Layer = attnlab.MultiHeadAttention\n"                                   # noqa: S102
-         "def my_mha_size(d_model, num_heads):\n"
-         "    layer = Layer(d_model, num_heads)\n"
-         "    return layer.d_k, sum(p.numel() for p in layer.parameters())\n", ns)
+    """The ready layer reached through a name defined elsewhere (no torch in the function)."""
+    ns = {"torch": torch}
+    exec("Linear = torch.nn.Linear\n"                                         # noqa: S102
+         "def my_mha_size(d_model, num_heads, num_kv_heads):\n"
+         "    if d_model % num_heads or num_heads % num_kv_heads:\n"
+         "        raise ValueError('not divisible')\n"
+         "    w = num_kv_heads * (d_model // num_heads)\n"
+         "    layers = [Linear(d_model, d_model), Linear(d_model, w), Linear(d_model, w), Linear(d_model, d_model)]\n"
+         "    return d_model // num_heads, sum(p.numel() for l in layers for p in l.parameters())\n", ns)
     assert l02.SIZE.diagnose(ns["my_mha_size"], seed=0)[1] == "l02.hint.size_built_layer"
 
 
@@ -274,10 +368,14 @@ def test_size_not_done(capsys):
 def test_solution_matches_the_package():
     for d_model, h in ((64, 1), (64, 2), (64, 4), (64, 8), (12, 3)):
         mha = attnlab.MultiHeadAttention(d_model, h)
-        assert solutions.mha_size(d_model, h) == (mha.d_k, sum(p.numel() for p in mha.parameters()))
+        assert solutions.mha_size(d_model, h, h) == (mha.d_k, sum(p.numel() for p in mha.parameters()))
         x = torch.randn(2, 5, d_model)
         assert torch.equal(solutions.split_heads(x, h), mha.split_heads(x))
         assert torch.equal(solutions.merge_heads(mha.split_heads(x)), mha.merge_heads(mha.split_heads(x)))
+    assert solutions.mha_size(*l02_size.LESSON_EXAMPLE) == (2, 216)        # the lesson's example (prose)
+    for bad in ((10, 4, 2), (12, 6, 4), (12, 4, 8)):
+        with pytest.raises(ValueError):
+            solutions.mha_size(*bad)
 
 
 # ------------------------------------------------------------------------------ languages

@@ -2,12 +2,12 @@
 
 - ``check_split_heads(fn)``: ``fn(x (B, T, D), num_heads) -> (B, H, T, d_k)``
 - ``check_merge_heads(fn)``: ``fn(x (B, H, T, d_k)) -> (B, T, D)``
-- ``check_mha_size(fn)``:    ``fn(d_model, num_heads) -> (d_k, number of parameters)``, by the formula
-  (building a layer is refused: read from the source)
+- ``check_mha_size(fn)``:    ``fn(d_model, num_heads, num_kv_heads) -> (d_k, number of parameters)`` of
+  grouped-query attention, by the formula (``l02_size``; building a layer is refused)
 
 Each is a probe (the student's function on sizes drawn from the seed, after the lesson's own
-example) and a judge (compares with ``attnlab.MultiHeadAttention``'s split/merge and its parameter
-count, recognises the typical mistakes, one hint each).
+example) and a judge (compares with ``attnlab.MultiHeadAttention``'s split/merge, or with the parameter
+count of torch's layers, recognises the typical mistakes, one hint each).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import torch
 
 from ..multihead import MultiHeadAttention
 from ._common import (Diagnosis, Draw, Exercise, Feedback, Verdict, attempt, changed_inputs, evaluate_exercise,
-                      forbidden_use, is_tensor, judging, kind, number, printing, raises, references, shape,
-                      source_of, value_of)
+                      is_tensor, judging, kind, printing, raises, shape, value_of)
+from .l02_size import SIZE, check_mha_size, evaluate_mha_size, judge_mha_size, probe_mha_size  # noqa: F401
 
 __all__ = ["check_split_heads", "evaluate_split_heads", "check_merge_heads", "evaluate_merge_heads",
            "check_mha_size", "evaluate_mha_size", "EXERCISES"]
@@ -189,117 +189,5 @@ def evaluate_merge_heads(fn: Callable, lang: str | None = None, *, seed: int | N
 
 check_merge_heads = printing(evaluate_merge_heads)
 
-
-# ---------------------------------------------------------------------------------- mha_size
-#: What "by the formula, without building the layer" rules out (read from the source).
-_LAYERS = frozenset({"MultiHeadAttention", "MultiheadAttention", "Linear", "TransformerBlock", "parameters"})
-
-
-def _size_cases(seed: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """(divisible (d_model, h) pairs, pairs that are not divisible), drawn from the seed: one head,
-    d_k = 1, odd sizes, a large model, and two pairs with a remainder."""
-    d = Draw(seed, "l02/size")
-    odd_h, odd_dk, h, big_h, d_model = d.choice([3, 5, 7]), d.choice([3, 5, 7, 9]), d.int(2, 16), d.choice([4, 8, 12, 16]), d.int(4, 16)
-    good = [(d.int(2, 64), 1), (d_model, d_model), (odd_h * odd_dk, odd_h), (h * d.int(2, 64), h),
-            (big_h * d.int(16, 96), big_h)]
-    bad = []
-    while len(bad) < 2:
-        D, H = d.int(5, 200), d.int(2, 12)
-        if D % H:
-            bad.append((D, H))
-    return good, bad
-
-
-def probe_mha_size(fn: Callable, *, seed: int) -> dict:
-    good, bad = _size_cases(seed)
-    results = {"source": source_of(fn), "references": references(fn)}
-    for i, (D, H) in enumerate(good):
-        results[f"case{i}"] = outcome = attempt(fn, D, H)
-        if outcome.get("value") is None:
-            return results
-    for i, (D, H) in enumerate(bad):
-        results[f"bad{i}"] = attempt(fn, D, H)
-    return results
-
-
-def _size_of(D: int, H: int) -> tuple[int, int]:
-    """(d_k, number of parameters) of the package's layer."""
-    reference = _reference(D, H)
-    return reference.d_k, sum(p.numel() for p in reference.parameters())     # 4 (D² + D)
-
-
-@judging
-def judge_mha_size(results: dict, *, seed: int) -> Diagnosis:
-    good, bad = _size_cases(seed)
-    for i, (D, H) in enumerate(good):
-        fields = {"d_model": D, "h": H}
-        d_k, n = _size_of(D, H)
-        got = value_of(results, f"case{i}")
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return False, "l02.hint.size_format", {"got": repr(got)[:60]}
-        got_dk, got_n = number(got[0]), number(got[1])
-        if got_dk is None or got_n is None:
-            return False, "l02.hint.size_format", {"got": repr(got)[:60]}
-        if got_dk != d_k:
-            return False, "l02.hint.size_dk", {**fields, "got": got_dk}
-        if got_n != n:
-            return _count_mistake(results, good, i, got_n)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in got):
-            return False, "l02.hint.size_int", {**fields, "got": repr(tuple(got))}
-    for i, (D, H) in enumerate(bad):
-        fields = {"d_model": D, "h": H}
-        outcome = results.get(f"bad{i}")
-        error = outcome.get("error") if isinstance(outcome, dict) else None
-        if not isinstance(outcome, dict) or outcome.get("not_done") or (error is not None and not isinstance(error, dict)):
-            raise Verdict(False, "ex.no_result")
-        if error is None:
-            return False, "l02.hint.size_divisible", fields           # a result (None included), not an error
-        types = error.get("types") if isinstance(error.get("types"), (list, tuple)) else []
-        if "ValueError" in types:
-            continue
-        if "AssertionError" in types:
-            return False, "l02.hint.size_assert", fields
-        return False, "l02.hint.size_raise_type", {**fields, "error": str(error.get("type", "?"))[:60]}
-    used = forbidden_use(results, _LAYERS)
-    if used:
-        return False, "l02.hint.size_built_layer", {"name": used}
-    return True, "l02.ok.size", {}
-
-
-# The typical miscounts: (hint, the counts that mistake gives for (d_model, h)).
-_MISCOUNTS = (
-    ("l02.hint.size_scales_h", lambda D, H: {H * 4 * (D * D + D), H * 4 * D * D} if H > 1 else {4 * (D * D + D)}),
-    ("l02.hint.size_no_bias", lambda D, H: {4 * D * D}),
-    ("l02.hint.size_no_wo", lambda D, H: {3 * (D * D + D), 3 * D * D}),
-)
-
-
-def _count_mistake(results: dict, good: list, i: int, got_n) -> Diagnosis:
-    """The miscount that gives ``got_n`` for case ``i`` and the student's counts of the other cases
-    too (for d_model = 3, 4 d² = 3 (d² + d): one case alone cannot tell a forgotten W_O from forgotten biases)."""
-    D, H = good[i]
-    counts = {}
-    for j, (D_j, H_j) in enumerate(good):
-        outcome = results.get(f"case{j}")
-        value = outcome.get("value") if isinstance(outcome, dict) else None
-        if isinstance(value, (tuple, list)) and len(value) == 2 and number(value[1]) is not None:
-            counts[(D_j, H_j)] = number(value[1])
-    matching = [key for key, counts_of in _MISCOUNTS if got_n in counts_of(D, H)]
-    everywhere = [key for key in matching if all(n in dict(_MISCOUNTS)[key](*size) for size, n in counts.items())]
-    if matching:
-        return False, (everywhere or matching)[0], {"d_model": D, "h": H}
-    return False, "l02.hint.size_count", {"d_model": D, "h": H, "got": got_n}
-
-
-SIZE = Exercise("l02.mha_size", "l02.ex.mha_size", ("my_mha_size",), probe_mha_size, judge_mha_size)
-
-
-def evaluate_mha_size(fn: Callable, lang: str | None = None, *, seed: int | None = None) -> Feedback:
-    """Check ``fn(d_model, num_heads) -> (d_k, number of parameters of MultiHeadAttention)`` by the
-    formula (without building a layer); ``fn`` must raise ValueError when d_model is not divisible
-    by num_heads."""
-    return evaluate_exercise(SIZE, (fn,), lang, seed)
-
-check_mha_size = printing(evaluate_mha_size)
 
 EXERCISES = (SPLIT, MERGE, SIZE)
