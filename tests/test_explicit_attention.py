@@ -7,6 +7,9 @@ storage, a shallow copy) and under every torch mode (no_grad, inference_mode, to
 PyTorch is the oracle (copied weights; nn.MultiheadAttention's bool masks mean the opposite).
 """
 import copy
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -116,9 +119,19 @@ def test_no_hidden_state_on_masks_and_no_inference_left():
 
 # ------------------------------------------------------------------------------ torch.compile
 @pytest.mark.parametrize("backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.slow)])
-def test_compiled_attention_sees_an_in_place_mask_edit_between_calls(backend):
+def test_compiled_attention_sees_an_in_place_mask_edit_between_calls(backend, request):
     """Dynamo guarded on the old tag, not on the contents: after `m[...] = False` the compiled
-    function kept is_causal=True (0.185 off, inductor and aot_eager alike)."""
+    function kept is_causal=True (0.185 off, inductor and aot_eager alike).
+
+    The inductor case runs in a process of its own: on torch 2.5 (the floor) inductor builds its
+    kernels with -ffast-math, and loading one turns on flush-to-zero for the whole process, so a
+    later test's float64 subnormals became 0 (numpy 1.23 then warned in every np.finfo)."""
+    if backend == "inductor" and not os.environ.get("ATTNLAB_OWN_PROCESS"):
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", request.node.nodeid],
+                           cwd=request.config.rootpath, env={**os.environ, "ATTNLAB_OWN_PROCESS": "1"},
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0 and "1 passed" in r.stdout.splitlines()[-1], r.stdout[-3000:] + r.stderr[-2000:]
+        return
     torch._dynamo.reset()
     ours, ref = pair()
     x = torch.randn(2, T, D, generator=torch.Generator().manual_seed(2))
