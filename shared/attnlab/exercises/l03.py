@@ -17,29 +17,13 @@ from typing import Callable
 import torch
 
 from ..positional import sinusoidal_encoding
-from ._common import (Draw, Exercise, Feedback, NotDone, Verdict, as_tensor, attempt, changed_inputs, error_of,
-                      evaluate_exercise, judging, kind, outcome_of, printing, raises, value_of)
+from ._common import (Draw, Exercise, Feedback, NotDone, attempt, changed_inputs, error_of,
+                      evaluate_exercise, judging, outcome_of, printing, raises, value_of)
 from ._common import shape as _shape
 from .l03_predict import (PREDICT, check_predict_permuted_output, evaluate_predict_permuted_output,  # noqa: F401
                           judge_predict_permuted_output, predict_cases as _predict_cases, predict_data as _predict_data,
                           probe_predict_permuted_output)
-from .l03_table import diagnose_table as _diagnose_pe, first_wrong as _first_wrong
-
-
-_TOL = 1e-4  # students may build the table in float32
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, tol: float = _TOL) -> bool:
-    """Same shape and every value within ``tol`` (an absolute tolerance: the tables lie in [-1, 1])."""
-    return a.shape == b.shape and bool(((a.double() - b.double()).abs() <= tol).all())
-
-
-def _tensor(value, key: str = "l03.hint.not_tensor") -> torch.Tensor:
-    """The tensor (or numpy array) the student returned; a Verdict otherwise."""
-    got = as_tensor(value)
-    if got is None:
-        raise Verdict(False, key, kind=kind(value))
-    return got
+from .l03_table import _close, _tensor, diagnose_table as _diagnose_pe, first_wrong as _first_wrong
 
 
 def _stop(outcome: dict) -> bool:

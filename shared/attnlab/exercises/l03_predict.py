@@ -18,22 +18,12 @@ import torch
 from ..multihead import MultiHeadAttention
 from ..positional import sinusoidal_encoding
 from ._common import (Draw, Exercise, Feedback, Verdict, as_tensor, attempt, changed_inputs, evaluate_exercise,
-                      judging, kind, printing, raises, seeded, value_of)
+                      judging, printing, raises, seeded, value_of)
 from ._common import shape as _shape
+from .l03_table import _close, _tensor
 
 _TOL = 1e-5
 QUERIES, MEMORY = "queries", "memory"
-
-
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and bool(((a.double() - b.double()).abs() <= _TOL).all())
-
-
-def _tensor(value) -> torch.Tensor:
-    got = as_tensor(value)
-    if got is None:
-        raise Verdict(False, "l03.hint.not_tensor", kind=kind(value))
-    return got
 
 
 def _moving_perm(d: Draw, n: int) -> list[int]:
@@ -75,21 +65,21 @@ def predict_data(seed: int, i: int, B: int, T: int, S: int, D: int, H: int, perm
 
 def _diagnose_queries(pred: torch.Tensor, out: torch.Tensor, perm: list[int]) -> tuple[str, dict]:
     wrong_axis = [out[..., perm]] + ([out[perm]] if out.shape[0] >= len(perm) else [])
-    if any(_close(pred, c) for c in wrong_axis):
+    if any(_close(pred, c, _TOL) for c in wrong_axis):
         return "l03.hint.predict_axis", {}
     if pred.shape != out.shape:
         return "l03.hint.shape", {"want": _shape(out), "got": _shape(pred)}
     inverse = torch.argsort(torch.tensor(perm)).tolist()
     for candidate, hint in ((out, "l03.hint.predict_same"), (out[:, inverse], "l03.hint.predict_inverse"),
                             (out.flip(1), "l03.hint.predict_flip")):
-        if _close(pred, candidate):
+        if _close(pred, candidate, _TOL):
             return hint, {}
     return "l03.hint.predict_values", {}
 
 
 def _rows_reordered(pred: torch.Tensor, out: torch.Tensor) -> bool:
     """Is every row of ``pred`` a row of ``out`` (same batch entry), in another order than out's?"""
-    if pred.dim() != 3 or pred.shape[0] != out.shape[0] or pred.shape[2] != out.shape[2] or _close(pred, out):
+    if pred.dim() != 3 or pred.shape[0] != out.shape[0] or pred.shape[2] != out.shape[2] or _close(pred, out, _TOL):
         return False
     gaps = (pred.double()[:, :, None] - out.double()[:, None]).abs().amax(-1)     # (B, rows of pred, T)
     return bool((gaps.amin(-1) <= _TOL).all())
@@ -131,7 +121,7 @@ def judge_predict_permuted_output(results: dict, *, seed: int):
         data = predict_data(seed, i, *case)
         for permuted, perm, diagnose in ((QUERIES, case[5], _diagnose_queries), (MEMORY, case[6], _diagnose_memory)):
             pred = _tensor(value_of(results, f"{permuted}{i}", errors=_errors(permuted)))
-            if not _close(pred, data[permuted]):
+            if not _close(pred, data[permuted], _TOL):
                 return (False, *diagnose(pred, data["out"], perm))
             if changed_inputs(results, f"{permuted}{i}"):
                 return False, "ex.changed_input", {"name": "out"}

@@ -9,6 +9,8 @@ import math
 
 import torch
 
+from ._common import Verdict, as_tensor, kind
+
 from ..positional import sinusoidal_encoding
 
 _TOL = 1e-4  # students may build the table in float32
@@ -17,6 +19,14 @@ _TOL = 1e-4  # students may build the table in float32
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = _TOL) -> bool:
     """Same shape and every value within ``tol`` (an absolute tolerance: the tables lie in [-1, 1])."""
     return a.shape == b.shape and bool(((a.double() - b.double()).abs() <= tol).all())
+
+
+def _tensor(value, key: str = "l03.hint.not_tensor") -> torch.Tensor:
+    """The tensor (or numpy array) the student returned; a Verdict otherwise (lesson 03's judges)."""
+    got = as_tensor(value)
+    if got is None:
+        raise Verdict(False, key, kind=kind(value))
+    return got
 
 
 def _pe_variant(max_len: int, d_model: int, *, exponent: str = "2i", base: float = 10000.0,
