@@ -1,6 +1,7 @@
 """Write shared/attnlab_server/lab_settings/: the JupyterLab settings of the course.
 
     python tools/write_lab_settings.py        # after upgrading JupyterLab (tests/test_lab_settings.py says when)
+    python tools/write_lab_settings.py --record jupyterlab-4.1.8-py3-none-any.whl ...   # earlier releases
 
 `make lab` (and the hub) start JupyterLab with ``attnlab_server.lab_args``: that folder as the
 ``app_settings_dir`` (overrides.json: defaults) and the files under ``user/`` copied into the user
@@ -19,6 +20,14 @@ settings where missing (JupyterLab 4 applies a theme's font only from the user's
   installed JupyterLab (selector ``… :focus``) is disabled and added again with
   ``:focus:not(.jp-OutputArea-output *)``: the same shortcut, except while a control inside a cell's
   output (a widget) has the focus.
+
+* **Earlier JupyterLab releases.** JupyterLab 4.1 to 4.5 (4.5 is the newest on Python 3.9) also bind
+  the heading keys 1–6 to any focused element; the pinned 4.6 binds them to a focused markdown cell.
+  ``tools/earlier_lab_shortcuts.json`` records such bindings (``--record`` reads them from
+  JupyterLab wheels); each is disabled and replaced by the pinned release's binding, so every release
+  behaves as the pinned one. The pinned binding is listed enabled and then disabled: JupyterLab 4.3+
+  disables the default of that selector and keeps the enabled copy (no duplicate); 4.1 and 4.2 keep
+  the first entry of a selector.
 """
 from __future__ import annotations
 
@@ -29,6 +38,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "shared" / "attnlab_server" / "lab_settings"
 OUT = FOLDER / "overrides.json"
+EARLIER = ROOT / "tools" / "earlier_lab_shortcuts.json"
 THEMES = FOLDER / "user" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
 CODE_FONT = ('"Noto Sans Mono", "Noto Sans Mono CJK SC", "Source Han Mono SC", "Cascadia Mono", Consolas, '
              '"DejaVu Sans Mono", monospace')
@@ -36,23 +46,83 @@ FOCUS = ":focus"
 OUTSIDE_OUTPUTS = ":focus:not(.jp-OutputArea-output *)"
 
 
-def default_shortcuts(schemas: pathlib.Path) -> list[dict]:
-    """The installed JupyterLab's default shortcuts that fire on any focused element in a notebook
-    in command mode (the selector ends with `` :focus``)."""
+def _shortcuts(files) -> list[dict]:
+    """Every default shortcut in these (name, schema text) pairs, as command, keys, selector (, args)."""
     found = []
-    for path in sorted(schemas.glob("@jupyterlab/*/*.json")):
-        for s in json.loads(path.read_text(encoding="utf-8")).get("jupyter.lab.shortcuts", []):
-            if ".jp-mod-commandMode" in s["selector"] and s["selector"].endswith(" " + FOCUS):
-                found.append({k: s[k] for k in ("command", "keys", "selector")} | ({"args": s["args"]} if "args" in s else {}))
+    for _, text in sorted(files):
+        for s in json.loads(text).get("jupyter.lab.shortcuts", []):
+            found.append({k: s[k] for k in ("command", "keys", "selector")} | ({"args": s["args"]} if "args" in s else {}))
     return found
 
 
+def _schema_files(schemas: pathlib.Path):
+    return [(str(p.relative_to(schemas)), p.read_text(encoding="utf-8")) for p in schemas.glob("@jupyterlab/*/*.json")]
+
+
+def fires_on_any_focus(s: dict) -> bool:
+    """A notebook shortcut in command mode that fires on any focused element (`` … :focus``)."""
+    return ".jp-mod-commandMode" in s["selector"] and s["selector"].endswith(" " + FOCUS)
+
+
+def default_shortcuts(schemas: pathlib.Path) -> list[dict]:
+    """The installed JupyterLab's default shortcuts that fire on any focused element in a notebook
+    in command mode (the selector ends with `` :focus``)."""
+    return [s for s in _shortcuts(_schema_files(schemas)) if fires_on_any_focus(s)]
+
+
+def earlier_shortcuts() -> list[dict]:
+    """The bindings of JupyterLab 4.1–4.5 that fire on any focus where the pinned release does not
+    (``earlier_lab_shortcuts.json``), each with ``pinned_selector``, the pinned release's selector."""
+    return json.loads(EARLIER.read_text(encoding="utf-8"))["shortcuts"]
+
+
+def never_in_outputs(selector: str) -> bool:
+    """A selector that no control inside a cell's output can match while it has the focus."""
+    return selector.endswith(OUTSIDE_OUTPUTS) or selector.endswith(".jp-MarkdownCell" + FOCUS)
+
+
 def settings(schemas: pathlib.Path) -> dict:
+    earlier = earlier_shortcuts()
+    seen = [{k: v for k, v in s.items() if k != "pinned_selector"} for s in earlier]
     shortcuts = []
     for s in default_shortcuts(schemas):
-        shortcuts.append({**s, "disabled": True})
-        shortcuts.append({**s, "selector": s["selector"][:-len(FOCUS)] + OUTSIDE_OUTPUTS})
+        if s not in seen:                     # under JupyterLab 4.1-4.5 the headings are in both
+            shortcuts.append({**s, "disabled": True})
+            shortcuts.append({**s, "selector": s["selector"][:-len(FOCUS)] + OUTSIDE_OUTPUTS})
+    for s, old in zip(earlier, seen):
+        pinned = {**old, "selector": s["pinned_selector"]}
+        shortcuts += [{**old, "disabled": True}, pinned, {**pinned, "disabled": True}]
+    # One order whichever release wrote it; a selector's enabled entry before its disabled one.
+    shortcuts.sort(key=lambda s: (s["command"], s["keys"], s["selector"], "disabled" in s))
     return {"@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": shortcuts}}
+
+
+def record(wheels: list[str], schemas: pathlib.Path) -> dict:
+    """From JupyterLab wheels: their bindings that fire on any focus where the installed release binds
+    the same command and keys with another selector that does not."""
+    import zipfile
+
+    pinned: dict[tuple, list[str]] = {}
+    for s in _shortcuts(_schema_files(schemas)):
+        pinned.setdefault((s["command"], tuple(s["keys"])), []).append(s["selector"])
+    found, releases = [], []
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            releases.append(pathlib.Path(wheel).name.split("-")[1])
+            files = [(n, z.read(n).decode("utf-8")) for n in z.namelist()
+                     if "/schemas/@jupyterlab/" in n and ".data/" not in n and n.endswith(".json")]
+        for s in _shortcuts(files):
+            now = pinned.get((s["command"], tuple(s["keys"])), [])
+            if fires_on_any_focus(s) and len(now) == 1 and not fires_on_any_focus({**s, "selector": now[0]}):
+                entry = {**s, "pinned_selector": now[0]}
+                if entry not in found:
+                    found.append(entry)
+    import jupyterlab
+
+    return {"about": f"Command-mode shortcuts of JupyterLab {', '.join(releases)} that fire on any focused element "
+                     f"where JupyterLab {jupyterlab.__version__} (pinned) binds the same command and keys otherwise "
+                     f"(pinned_selector). Written by tools/write_lab_settings.py --record.",
+            "shortcuts": found}
 
 
 def lab_schemas() -> pathlib.Path:
@@ -66,7 +136,11 @@ def user_settings() -> dict:
     return {THEMES: {"overrides": {"code-font-family": CODE_FONT}}}
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--record"]:                     # --record jupyterlab-4.1.8-py3-none-any.whl ...
+        EARLIER.write_text(json.dumps(record(argv[1:], lab_schemas()), indent=1, ensure_ascii=False) + "\n",
+                           encoding="utf-8")
+        print(f"wrote {EARLIER.relative_to(ROOT)}")
     for path, value in {OUT: settings(lab_schemas()), **user_settings()}.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -74,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
