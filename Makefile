@@ -19,7 +19,7 @@ HUB_PROXY := hub/node_modules/.installed-stamp   # configurable-http-proxy (npm)
 # the students' environment of the hub's tests (hub/student_env.py)
 HUB_ENV   := .venv-hub
 NB     ?=
-PYTEST_ARGS ?= -n 2 --dist loadscope
+PYTEST_ARGS ?= -n 2 --dist loadscope --no-loadscope-reorder   # modules in conftest.py's order: the longest first
 
 .PHONY: setup lab test test-fast execute sync bench bench-import voila matrix dist clean help mutation mutation-check
 
