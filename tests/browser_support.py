@@ -96,11 +96,14 @@ STOCK_CONNECTION = "jupyter_server.services.kernels.connection.channels.ZMQChann
 def start_lab(sandbox, connection: str = attnlab_server.CONNECTION_CLASS, course_settings: bool = True):
     """A JupyterLab server on the sandbox, as ``make lab`` starts it: the course's kernel connection,
     settings and style (``attnlab_server.lab_args()``; ``course_settings=False``: JupyterLab's own).
+    ATTNLAB_LAB_PYTHON: the python of another environment to run JupyterLab from (the course's shortcut
+    overrides under JupyterLab 4.5: tests/test_browser_room.py::test_lab_keys_typed_in_an_output_control_stay_there).
     A generator: yields the server, stops it when closed."""
     port, token = free_port(), secrets.token_hex(16)
     if course_settings:                                # as `make lab` does before it starts JupyterLab
         attnlab_server.seed_user_settings(sandbox["env"]["JUPYTERLAB_SETTINGS_DIR"])
-    server = Server([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+    python = os.environ.get("ATTNLAB_LAB_PYTHON") or sys.executable   # another environment's JupyterLab (4.5: below)
+    server = Server([python, "-m", "jupyterlab", "--no-browser", "--allow-root",
                      "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                      f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={sandbox['root']}",
                      f"--ServerApp.kernel_websocket_connection_class={connection}",

@@ -282,6 +282,61 @@ def test_lab_every_control_from_the_keyboard(lab_page):
     assert all(done.values()), done
 
 
+# A markdown cell, then a code cell whose stored output holds a focusable control (nothing is run).
+PROBE = {"nbformat": 4, "nbformat_minor": 5,
+         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+         "cells": [{"cell_type": "markdown", "id": "m", "metadata": {}, "source": ["probe"]},
+                   {"cell_type": "code", "id": "c", "execution_count": 1, "metadata": {}, "source": ["1 + 1"],
+                    "outputs": [{"output_type": "display_data", "metadata": {}, "data": {
+                        "text/html": "<select class='probe'><option>a</option><option>b</option></select>",
+                        "text/plain": "probe"}}]}]}
+NOTEBOOK_STATE = """() => { const n = window.jupyterapp.shell.currentWidget.content;
+    return [n.activeCellIndex, n.mode, n.widgets.map(c => [c.model.type, c.model.sharedModel.getSource()])]; }"""
+# Every single key of the default command-mode shortcuts that would change the notebook.
+COMMAND_KEYS = ["1", "2", "3", "4", "5", "6", "m", "y", "r", "a", "b", "x", "d", "d", "Shift+m", "z"]
+
+
+def test_lab_keys_typed_in_an_output_control_stay_there(request, browser, sandbox):
+    """On a focused control in a cell's output, the command-mode keys (the headings 1-6 too, which
+    JupyterLab 4.1-4.5 bind to any focused element) leave the notebook as it was; on a focused
+    markdown cell, 2 still makes a heading (the pinned release's binding, once). Run under JupyterLab
+    4.5 as well (docs/explorer.md): ATTNLAB_LAB_PYTHON=<a venv with jupyterlab==4.5.11 and ipykernel>."""
+    require("jupyterlab")
+    lab = request.getfixturevalue("lab")
+    name = f"probe-{secrets.token_hex(4)}.ipynb"
+    (sandbox["root"] / name).write_text(json.dumps(PROBE), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{lab.url}{LAB_PATH.format(workspace='k' + secrets.token_hex(4), notebook=name)}?token={lab.token}")
+        control = page.locator(".jp-OutputArea-output select.probe")
+        control.wait_for()
+        page.evaluate("""() => { const n = window.jupyterapp.shell.currentWidget.content;
+            n.activeCellIndex = 1; n.mode = 'command'; }""")
+        before = page.evaluate(NOTEBOOK_STATE)
+        assert before == [1, "command", [["markdown", "probe"], ["code", "1 + 1"]]], before
+        control.focus()
+        for key in COMMAND_KEYS:                       # a command runs within the keydown handler
+            page.keyboard.press(key)
+            assert page.evaluate(NOTEBOOK_STATE) == before, (key, page.evaluate(NOTEBOOK_STATE))
+            assert control.evaluate("e => e === document.activeElement"), key
+        page.wait_for_timeout(300)
+        assert page.evaluate(NOTEBOOK_STATE) == before
+        page.evaluate("""() => { window.__ran = [];
+            window.jupyterapp.commands.commandExecuted.connect((_, a) => window.__ran.push(a.id)); }""")
+        page.locator(".jp-MarkdownCell").first.click()          # selected, command mode, the cell focused
+        page.keyboard.press("2")
+        page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.widgets[0]
+            .model.sharedModel.getSource() !== 'probe'""")
+        page.wait_for_timeout(300)
+        assert page.evaluate("() => window.__ran") == ["notebook:change-cell-to-heading-2"]   # once
+        after = page.evaluate(NOTEBOOK_STATE)
+        assert after[2] == [["markdown", "## probe"], ["code", "1 + 1"]], after
+    finally:
+        context.close()
+
+
 def test_lab_large_font_never_overflows_to_the_right(lab_page):
     page, explorer = lab_page
     set_checkbox(explorer, "large", True)

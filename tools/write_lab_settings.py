@@ -24,10 +24,12 @@ settings where missing (JupyterLab 4 applies a theme's font only from the user's
 * **Earlier JupyterLab releases.** JupyterLab 4.1 to 4.5 (4.5 is the newest on Python 3.9) also bind
   the heading keys 1–6 to any focused element; the pinned 4.6 binds them to a focused markdown cell.
   ``tools/earlier_lab_shortcuts.json`` records such bindings (``--record`` reads them from
-  JupyterLab wheels); each is disabled and replaced by the pinned release's binding, so every release
-  behaves as the pinned one. The pinned binding is listed enabled and then disabled: JupyterLab 4.3+
-  disables the default of that selector and keeps the enabled copy (no duplicate); 4.1 and 4.2 keep
-  the first entry of a selector.
+  JupyterLab wheels); each is disabled and bound again with the pinned release's selector followed
+  by ``:not(.jp-OutputArea-output *)``, so every release behaves as the pinned one. JupyterLab reads
+  this file's shortcuts as defaults: a second enabled default with the very same keys and selector
+  is dropped with a console warning, and a disabled one turns off every default of its selector,
+  hence the suffix, a selector of its own for the same focused markdown cell (no cell is inside an
+  output). Under 4.6 the key then has two bindings, and one command runs (tested in a browser).
 """
 from __future__ import annotations
 
@@ -78,7 +80,7 @@ def earlier_shortcuts() -> list[dict]:
 
 def never_in_outputs(selector: str) -> bool:
     """A selector that no control inside a cell's output can match while it has the focus."""
-    return selector.endswith(OUTSIDE_OUTPUTS) or selector.endswith(".jp-MarkdownCell" + FOCUS)
+    return selector.endswith(OUTSIDE_OUTPUTS)
 
 
 def settings(schemas: pathlib.Path) -> dict:
@@ -89,9 +91,8 @@ def settings(schemas: pathlib.Path) -> dict:
         if s not in seen:                     # under JupyterLab 4.1-4.5 the headings are in both
             shortcuts.append({**s, "disabled": True})
             shortcuts.append({**s, "selector": s["selector"][:-len(FOCUS)] + OUTSIDE_OUTPUTS})
-    for s, old in zip(earlier, seen):
-        pinned = {**old, "selector": s["pinned_selector"]}
-        shortcuts += [{**old, "disabled": True}, pinned, {**pinned, "disabled": True}]
+    for s, old in zip(earlier, seen):                 # off, and the pinned binding (outside outputs, as above)
+        shortcuts += [{**old, "disabled": True}, {**old, "selector": s["pinned_selector"] + OUTSIDE_OUTPUTS[len(FOCUS):]}]
     # One order whichever release wrote it; a selector's enabled entry before its disabled one.
     shortcuts.sort(key=lambda s: (s["command"], s["keys"], s["selector"], "disabled" in s))
     return {"@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": shortcuts}}
