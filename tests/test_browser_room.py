@@ -10,6 +10,8 @@
 * Keyboard: every control of the explorer, reached with Tab, works with the arrows, Space and Enter
   in Voilà and in JupyterLab, and the focus stays on it (JupyterLab: the notebook's command-mode
   shortcuts do not take the keys; the course's settings, ``attnlab_server.LAB_SETTINGS_DIR``).
+  Every command-mode key typed on a focused control in a stored output leaves the notebook as it
+  was, under the pinned JupyterLab and (``ATTNLAB_LAB_PYTHON``) under 4.5.
 * Fonts: JupyterLab draws lesson 10's Vietnamese letters in its code and output font with real
   precomposed glyphs (not a base letter plus marks): every font Chromium used for them has them all,
   and a screenshot of the output equals one of the same text drawn in the first font the course's
