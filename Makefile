@@ -49,7 +49,6 @@ lab: setup                     ## JupyterLab on the course
 
 test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## every test (what CI runs); also runs the explorer's tests under ipywidgets 7.7 (Colab's)
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
-	OMP_NUM_THREADS=1 $(BIN)/python tools/mutation.py --check   # the checkers' mutation scores (docs/checkers.md)
 
 # The core's oracle tests against PyTorch (attention, masks, multi-head, blocks, KV cache, positional
 # encoding, properties with gradients, input errors, causality): the inner loop for a change to the core.
