@@ -147,6 +147,10 @@ def test_a_plain_jupyter_lab_reads_the_courses_shortcut_overrides(student):
 
 LOAD_EVERYTHING = r"""
 import json, pathlib, warnings
+# Run under -W error::DeprecationWarning: the course's own calls may use nothing deprecated. What
+# matplotlib's own modules call is matplotlib's: matplotlib 3.7 (the floor) calls pyparsing's
+# parseString and resetCache, which pyparsing 3.3 deprecates (Python hides those warnings by default).
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"matplotlib\.")
 import torch
 import attnlab
 from attnlab.course import fonts, glossary, i18n
