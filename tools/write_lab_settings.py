@@ -45,7 +45,8 @@ THEMES = FOLDER / "user" / "@jupyterlab" / "apputils-extension" / "themes.jupyte
 CODE_FONT = ('"Noto Sans Mono", "Noto Sans Mono CJK SC", "Source Han Mono SC", "Cascadia Mono", Consolas, '
              '"DejaVu Sans Mono", monospace')
 FOCUS = ":focus"
-OUTSIDE_OUTPUTS = ":focus:not(.jp-OutputArea-output *)"
+NOT_IN_OUTPUTS = ":not(.jp-OutputArea-output *)"    # no focused control inside a cell's output
+OUTSIDE_OUTPUTS = FOCUS + NOT_IN_OUTPUTS
 
 
 def _shortcuts(files) -> list[dict]:
@@ -92,7 +93,7 @@ def settings(schemas: pathlib.Path) -> dict:
             shortcuts.append({**s, "disabled": True})
             shortcuts.append({**s, "selector": s["selector"][:-len(FOCUS)] + OUTSIDE_OUTPUTS})
     for s, old in zip(earlier, seen):                 # off, and the pinned binding (outside outputs, as above)
-        shortcuts += [{**old, "disabled": True}, {**old, "selector": s["pinned_selector"] + OUTSIDE_OUTPUTS[len(FOCUS):]}]
+        shortcuts += [{**old, "disabled": True}, {**old, "selector": s["pinned_selector"] + NOT_IN_OUTPUTS}]
     # One order whichever release wrote it; a selector's enabled entry before its disabled one.
     shortcuts.sort(key=lambda s: (s["command"], s["keys"], s["selector"], "disabled" in s))
     return {"@jupyterlab/shortcuts-extension:shortcuts": {"shortcuts": shortcuts}}
