@@ -187,11 +187,21 @@ def shows_query(page, word: str, shown: bool, timeout_ms: int = 30_000) -> bool:
         return False
 
 
+def texts_equal(box, text: str, timeout_ms: int = 30_000) -> bool:
+    """Whether the text box comes to hold ``text``."""
+    try:
+        box.page.wait_for_function("([b, t]) => b.value === t", arg=[box.element_handle(), text], timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def keyboard_walk(page, explorer, stray_cells=None) -> dict:
     """Tab from the first control through every control: each one changes the explorer from the
     keyboard (and is set back), and keeps the focus. ``stray_cells``: a function giving (active cell,
     cell count) of the notebook, which must not change."""
     done, steps = {}, {}
+    first_text = explorer.locator(".attnlab-control-sentence input").input_value()
     explorer.locator(".attnlab-control-model select").focus()
     before = stray_cells() if stray_cells else None
     for _ in range(40):
@@ -201,16 +211,21 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
         control = explorer.locator(f".attnlab-control-{name}" if name != "more" else ".attnlab-more")
         if name == "sentence":                            # a text box: typing, then Enter redraws
             box = control.locator("input")
+            # The model step before went to the next model and back: the box gets the first model's
+            # own text again in a message of its own, which can come after the redraw press() waited
+            # for (CI once typed into the other model's text, then saw it replaced).
+            settled = texts_equal(box, first_text)
             before_text = box.input_value()
             page.keyboard.press("End")
             page.keyboard.type(" x")
-            changed = press(page, explorer, "Enter") and shows_query(page, "x", True)
+            typed = box.input_value() == before_text + " x"
+            changed = settled and typed and press(page, explorer, "Enter") and shows_query(page, "x", True)
             for _ in range(2):
                 page.keyboard.press("Backspace")
             typed_back = box.input_value() == before_text
             back = typed_back and press(page, explorer, "Enter") and shows_query(page, "x", False)
             done[name] = changed and back
-            steps[name] = dict(changed=changed, typed_back=typed_back, back=back)
+            steps[name] = dict(settled=settled, typed=typed, changed=changed, typed_back=typed_back, back=back)
         elif name == "pad":                               # the slider's handle: the arrows move it
             done[name] = press(page, explorer, "ArrowRight") and press(page, explorer, "ArrowLeft")
             page.keyboard.press("Tab")                    # the slider's editable readout, then on
