@@ -187,6 +187,23 @@ def shows_query(page, word: str, shown: bool, timeout_ms: int = 30_000) -> bool:
         return False
 
 
+# What a reader sees of the explorer: the heatmap, and which controls are shown (the hidden ones keep
+# options of the models visited, and the order of a style's properties varies: not part of it).
+VIEW = """e => JSON.stringify([e.querySelector('.attnlab-heatmap')?.innerHTML ?? null,
+    [...e.querySelectorAll('[class*=attnlab-control-], .attnlab-more')].map(w => w.offsetParent !== null)])"""
+MARK_START = f"e => {{ window.__attnlabStart = ({VIEW})(e); }}"
+
+
+def same_as_start(page, explorer, timeout_ms: int = 30_000) -> bool:
+    """Whether the explorer comes to show again what MARK_START recorded."""
+    try:
+        page.wait_for_function(f"e => ({VIEW})(e) === window.__attnlabStart", arg=explorer.element_handle(),
+                               timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def texts_equal(box, text: str, timeout_ms: int = 30_000) -> bool:
     """Whether the text box comes to hold ``text``."""
     try:
@@ -209,6 +226,7 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
         if name is None or name in done:
             break
         control = explorer.locator(f".attnlab-control-{name}" if name != "more" else ".attnlab-more")
+        explorer.evaluate(MARK_START)
         if name == "sentence":                            # a text box: typing, then Enter redraws
             box = control.locator("input")
             # The model step before went to the next model and back: the box gets the first model's
@@ -237,9 +255,13 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             last = select.evaluate("s => s.selectedIndex === s.options.length - 1")
             there, back = ("ArrowUp", "ArrowDown") if last else ("ArrowDown", "ArrowUp")
             done[name] = press(page, explorer, there) and focus_on(page, name) and press(page, explorer, back)
+        # Set back means the explorer is again what it was: every message of the change back has come
+        # (press() returns at the first painted change; CI once pressed on while "More settings" was
+        # still to be hidden by the step before, and its focus then went with it).
+        as_before = same_as_start(page, explorer)
         focused = focus_on(page, name)
-        steps.setdefault(name, {})["focused"] = focused
-        done[name] = done[name] and focused
+        steps.setdefault(name, {}).update(as_before=as_before, focused=focused)
+        done[name] = done[name] and as_before and focused
         if stray_cells:
             assert stray_cells() == before, (name, "the notebook took the key")
         page.keyboard.press("Tab")
