@@ -201,6 +201,9 @@ def same_as_start(page, explorer, timeout_ms: int = 30_000) -> bool:
                                timeout=timeout_ms)
         return True
     except PlaywrightTimeout:
+        print("not as before; the first difference (before, now):", explorer.evaluate(f"""e => {{
+            const a = window.__attnlabStart, b = ({VIEW})(e); let i = 0;
+            while (i < a.length && a[i] === b[i]) i++; return [a.slice(i - 200, i + 200), b.slice(i - 200, i + 200)]; }}"""))
         return False
 
 
@@ -233,6 +236,7 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             # own text again in a message of its own, which can come after the redraw press() waited
             # for (CI once typed into the other model's text, then saw it replaced).
             settled = texts_equal(box, first_text)
+            explorer.evaluate(MARK_START)                 # what the step must come back to
             before_text = box.input_value()
             page.keyboard.press("End")
             page.keyboard.type(" x")
