@@ -47,7 +47,8 @@ lab: setup                     ## JupyterLab on the course
 	$(BIN)/python -c "import attnlab_server, sys; attnlab_server.seed_user_settings(sys.argv[1])" $(LAB_USER_SETTINGS)
 	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.kernel_websocket_connection_class=$(SERVER_CONNECTION) $(LAB_ARGS)
 
-test: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env   ## every test (what CI runs); also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+test:                          ## every test (what CI runs); also runs the explorer's tests under ipywidgets 7.7 (Colab's)
+	@$(MAKE) --no-print-directory -j3 test-envs
 	ATTNLAB_W7_PYTHON=$(CURDIR)/$(W7)/bin/python OMP_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The core's oracle tests against PyTorch (attention, masks, multi-head, blocks, KV cache, positional
@@ -104,7 +105,7 @@ $(HUB_PROXY): hub/package.json hub/package-lock.json
 	cd hub && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: hub hub-proxy hub-install hub-publish hub-test-env
+.PHONY: hub hub-proxy hub-install hub-publish hub-test-env hub-test-packages test-envs
 hub-proxy: $(HUB_PROXY)
 
 hub-install: setup $(HUB_PROXY)   ## as root: folders and modes, the students' environment, the course
@@ -118,9 +119,16 @@ hub: hub-install               ## JupyterHub for a class on 127.0.0.1:8000 (as r
 
 # The students' environment the hub's tests share (hub/student_env.py --env-only; quick when it is
 # up to date). Without root the hub's tests fail (they make system users); the rest still runs.
-hub-test-env: setup
+# Its pinned packages need no venv of ours: `make test` installs them while it makes .venv (make -j).
+hub-test-packages:
+	@if [ "$$(id -u)" = 0 ]; then ATTNLAB_HUB_ENV=$(CURDIR)/$(HUB_ENV) $(PYTHON) hub/student_env.py --packages-only $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)); fi
+
+hub-test-env: setup hub-test-packages
 	@if [ "$$(id -u)" = 0 ]; then ATTNLAB_HUB_ENV=$(CURDIR)/$(HUB_ENV) $(BIN)/python hub/student_env.py --env-only $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)); \
 	else echo "make: NOT root: the hub's tests (tests/test_hub*.py) will fail; run make test as root" >&2; fi
+
+# What `make test` needs besides .venv, made at once where they do not depend on each other (-j3).
+test-envs: setup $(W7)/.installed-stamp $(HUB_PROXY) hub-test-env
 
 # The exercises as nbgrader assignments, and grading a class (docs/grading.md).
 SUBMISSIONS ?=

@@ -230,18 +230,22 @@ def open_to_reading(path: pathlib.Path) -> None:
         os.chmod(p, (mode & 0o755) | 0o444 | (0o111 if p.is_dir() or mode & 0o100 else 0))
 
 
-def build_env(layout: Layout, python: pathlib.Path, torch_index: str | None = None) -> dict:
+def build_env(layout: Layout, python: pathlib.Path, torch_index: str | None = None,
+              packages_only: bool = False) -> dict:
     """STATE/env; returns the environment variables the students' servers need. One build at a
-    time (a lock beside the environment: test modules running in parallel share one)."""
+    time (a lock beside the environment: test modules running in parallel share one).
+    ``packages_only``: the venv and its pinned packages, not the course package (whose wheel is
+    built with ``build``, which the instructor's venv has): ``make test`` installs them while it
+    makes that venv."""
     import fcntl
     check_traversable(layout.env.parent)
     layout.env.parent.mkdir(parents=True, exist_ok=True)
     with open(layout.env.with_name(layout.env.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_env(layout, python, torch_index)
+        return _build_env(layout, python, torch_index, packages_only)
 
 
-def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None) -> dict:
+def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None, packages_only: bool = False) -> dict:
     python, extra = student_python(layout, python)
     env_dir = layout.env
     version = run([python, "-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"],
@@ -264,6 +268,8 @@ def _build_env(layout: Layout, python: pathlib.Path, torch_index: str | None) ->
             run([*pip, "--index-url", torch_index, "-c", constraints, "torch"], env=pyenv)
         run([*pip, "-c", constraints, "-r", requirements], env=pyenv, cwd=ROOT)
         mark(env_dir, "packages", key)
+    if packages_only:
+        return server_environment(layout)
     install_course_package(env_dir, pyenv)
     site = pathlib.Path(run([env_dir / "bin" / "python", "-c",
                              "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -336,7 +342,9 @@ def install(layout: Layout, python: pathlib.Path, torch_index: str | None = None
 
 
 def default_python() -> pathlib.Path:
-    return pathlib.Path(getattr(sys, "_base_executable", sys.executable) or sys.executable)
+    """This interpreter's base, its links resolved: the same Python named ``python3`` (make's
+    ``$(PYTHON)``) or ``python3.11`` (a venv's base) is one students' environment, not two."""
+    return pathlib.Path(getattr(sys, "_base_executable", sys.executable) or sys.executable).resolve()
 
 
 def main(argv=None) -> int:
@@ -346,9 +354,18 @@ def main(argv=None) -> int:
     ap.add_argument("--torch-index", default=os.environ.get("TORCH_INDEX") or None)
     ap.add_argument("--env-only", action="store_true",
                     help="only the students' environment (ATTNLAB_HUB_ENV): what the tests share")
+    ap.add_argument("--packages-only", action="store_true",
+                    help="only that environment's pinned packages, without the course package (the first "
+                         "half of --env-only; runs without the instructor's venv)")
     a = ap.parse_args(argv)
     layout = Layout.from_env()
     try:
+        if a.packages_only:
+            if os.geteuid() != 0:
+                raise EnvError("the hub runs each student as their own system user: run this as root")
+            build_env(layout, a.python, a.torch_index, packages_only=True)
+            say(f"the students' environment's packages are installed: {layout.env}")
+            return 0
         install(layout, a.python, a.torch_index, env_only=a.env_only)
     except EnvError as err:
         print(f"student_env.py: {err}", file=sys.stderr)

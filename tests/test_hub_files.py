@@ -379,3 +379,56 @@ def test_check_inbound_names_submissions_sent_under_another_students_name(tmp_pa
     shutil.rmtree(planted)
     done = run()
     assert done.returncode == 0 and "1 of 1 submissions sent by the student they name" in done.stdout, done
+
+
+# `make test` installs the students' environment's packages while it makes .venv (make -j3 test-envs):
+# with make's Python (python3), then finishes it with the venv's (whose base is python3.11).
+def test_the_same_python_by_another_name_is_one_students_environment(tmp_path):
+    real = pathlib.Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    link = tmp_path / "python3"
+    link.symlink_to(real)
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(sys, "_base_executable", str(link), raising=False)
+        by_link = student_env.default_python()
+        mp.setattr(sys, "_base_executable", str(real), raising=False)
+        assert by_link == student_env.default_python() == real.resolve()
+    finally:
+        mp.undo()
+
+
+def test_packages_only_leaves_the_course_package_to_the_second_half(tmp_path, monkeypatch):
+    """The first half installs the venv and the pinned set and stamps it; the course package (built
+    with `build`, from the instructor's venv) and the modules of the hub are left for --env-only."""
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append([str(c) for c in cmd])
+        import subprocess
+        if calls[-1][1:3] == ["-m", "venv"]:
+            pathlib.Path(calls[-1][3]).mkdir(parents=True)
+        out = ""
+        if "-c" in calls[-1]:                     # the version, or where the environment's packages go
+            out = str(tmp_path / "site") if "purelib" in calls[-1][-1] else "3.11"
+            (tmp_path / "site").mkdir(exist_ok=True)
+        return subprocess.CompletedProcess(cmd, 0, out, "")
+
+    monkeypatch.setattr(student_env, "run", fake_run)
+    monkeypatch.setattr(student_env, "student_python", lambda layout, python: (python, {}))
+    monkeypatch.setattr(student_env, "install_course_package",
+                        lambda *a: pytest.fail("the course package belongs to the second half"))
+    layout = Layout.from_env({"ATTNLAB_HUB_STATE": str(tmp_path / "state"), "ATTNLAB_HUB_ENV": str(tmp_path / "env")})
+    python = pathlib.Path(sys.executable)
+    student_env._build_env(layout, python, None, packages_only=True)
+    pip_installs = [c for c in calls if c[1:4] == ["-m", "pip", "install"]]
+    assert any("-r" in c for c in pip_installs), calls                       # the pinned set
+    assert student_env.up_to_date(layout.env, "packages", student_env.digest(
+        str(python), ROOT / "constraints.txt", HUB / "requirements-student.txt", ROOT / "requirements.txt"))
+    assert not (layout.env / "etc" / "jupyter").exists()                     # the second half's
+    calls.clear()                                                            # the second half: no pip install -r again
+    monkeypatch.setattr(student_env, "install_course_package", lambda *a: calls.append(["course"]))
+    monkeypatch.setattr(student_env, "open_to_reading", lambda path: None)
+    (layout.env / "lib").mkdir(parents=True, exist_ok=True)
+    student_env._build_env(layout, python, None)
+    assert ["course"] in calls and not any("-r" in c for c in calls), calls
+    assert (layout.env / "etc" / "jupyter" / "nbgrader_config.py").is_file()
