@@ -203,7 +203,7 @@ def same_as_start(page, explorer, timeout_ms: int = 30_000) -> bool:
     except PlaywrightTimeout:
         print("not as before; the first difference (before, now):", explorer.evaluate(f"""e => {{
             const a = window.__attnlabStart, b = ({VIEW})(e); let i = 0;
-            while (i < a.length && a[i] === b[i]) i++; return [a.slice(i - 200, i + 200), b.slice(i - 200, i + 200)]; }}"""))
+            while (i < a.length && a[i] === b[i]) i++; return [a.slice(Math.max(0, i - 200), i + 200), b.slice(Math.max(0, i - 200), i + 200)]; }}"""))
         return False
 
 
