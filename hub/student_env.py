@@ -323,11 +323,15 @@ def verify(layout: Layout, env: dict) -> str:
     return where
 
 
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise EnvError("the hub runs each student as their own system user: run this as root")
+
+
 def install(layout: Layout, python: pathlib.Path, torch_index: str | None = None,
             env_only: bool = False) -> dict:
     """Everything the hub needs before it starts (``env_only``: the environment alone)."""
-    if os.geteuid() != 0:
-        raise EnvError("the hub runs each student as their own system user: run this as root")
+    require_root()
     env = build_env(layout, python, torch_index)
     verify(layout, env)
     if env_only:
@@ -361,8 +365,7 @@ def main(argv=None) -> int:
     layout = Layout.from_env()
     try:
         if a.packages_only:
-            if os.geteuid() != 0:
-                raise EnvError("the hub runs each student as their own system user: run this as root")
+            require_root()
             build_env(layout, a.python, a.torch_index, packages_only=True)
             say(f"the students' environment's packages are installed: {layout.env}")
             return 0

@@ -154,37 +154,34 @@ FOCUSED = """() => { const e = document.activeElement, w = e && e.closest('[clas
     return w ? ([...w.classList].find(c => c.startsWith('attnlab-control-')) || 'more').replace('attnlab-control-', '') : null; }"""
 
 
+def comes_true(page, test: str, arg=None, timeout_ms: int = 30_000) -> bool:
+    """Whether the JavaScript function ``test`` (of ``arg``) comes to return true within the time."""
+    try:
+        page.wait_for_function(test, arg=arg, timeout=timeout_ms)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def press(page, explorer, key: str, timeout_ms: int = 30_000) -> bool:
     """Press ``key`` (on the focused element); whether the explorer's DOM changed and was painted."""
     explorer.evaluate(WATCH)
     page.keyboard.press(key)
-    try:
-        page.wait_for_function("() => window.__attnlabPainted !== null", timeout=timeout_ms)
-        return True
-    except PlaywrightTimeout:
-        return False
+    return comes_true(page, "() => window.__attnlabPainted !== null", timeout_ms=timeout_ms)
 
 
 def focus_on(page, name: str, timeout_ms: int = 30_000) -> bool:
     """Whether the focus is (again, once the redraw is done) on the control ``name``. The wait is
     press's: a new sentence recomputes every head, which on CI's two busy cores (xdist) once took
     longer than 5 s before the focus came back."""
-    try:
-        page.wait_for_function(f"() => ({FOCUSED})() === {name!r}", timeout=timeout_ms)
-        return True
-    except PlaywrightTimeout:
-        return False
+    return comes_true(page, f"() => ({FOCUSED})() === {name!r}", timeout_ms=timeout_ms)
 
 
 def shows_query(page, word: str, shown: bool, timeout_ms: int = 30_000) -> bool:
     """Whether the heatmap comes to show (or no longer show) the query ``word``: the redraw for a
     new sentence is finished, not only begun (press's first change can be another widget's)."""
     test = f"[...document.querySelectorAll('.attnlab-svg text.q')].some(t => t.textContent.trim() === {word!r})"
-    try:
-        page.wait_for_function(f"() => {'' if shown else '!'}({test})", timeout=timeout_ms)
-        return True
-    except PlaywrightTimeout:
-        return False
+    return comes_true(page, f"() => {'' if shown else '!'}({test})", timeout_ms=timeout_ms)
 
 
 # What a reader sees of the explorer: the heatmap, and which controls are shown (the hidden ones keep
@@ -196,24 +193,17 @@ MARK_START = f"e => {{ window.__attnlabStart = ({VIEW})(e); }}"
 
 def same_as_start(page, explorer, timeout_ms: int = 30_000) -> bool:
     """Whether the explorer comes to show again what MARK_START recorded."""
-    try:
-        page.wait_for_function(f"e => ({VIEW})(e) === window.__attnlabStart", arg=explorer.element_handle(),
-                               timeout=timeout_ms)
+    if comes_true(page, f"e => ({VIEW})(e) === window.__attnlabStart", explorer.element_handle(), timeout_ms):
         return True
-    except PlaywrightTimeout:
-        print("not as before; the first difference (before, now):", explorer.evaluate(f"""e => {{
+    print("not as before; the first difference (before, now):", explorer.evaluate(f"""e => {{
             const a = window.__attnlabStart, b = ({VIEW})(e); let i = 0;
-            while (i < a.length && a[i] === b[i]) i++; return [a.slice(Math.max(0, i - 200), i + 200), b.slice(Math.max(0, i - 200), i + 200)]; }}"""))
-        return False
+        while (i < a.length && a[i] === b[i]) i++; return [a.slice(Math.max(0, i - 200), i + 200), b.slice(Math.max(0, i - 200), i + 200)]; }}"""))
+    return False
 
 
 def texts_equal(box, text: str, timeout_ms: int = 30_000) -> bool:
     """Whether the text box comes to hold ``text``."""
-    try:
-        box.page.wait_for_function("([b, t]) => b.value === t", arg=[box.element_handle(), text], timeout=timeout_ms)
-        return True
-    except PlaywrightTimeout:
-        return False
+    return comes_true(box.page, "([b, t]) => b.value === t", [box.element_handle(), text], timeout_ms)
 
 
 def keyboard_walk(page, explorer, stray_cells=None) -> dict:
@@ -234,7 +224,7 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             box = control.locator("input")
             # The model step before went to the next model and back: the box gets the first model's
             # own text again in a message of its own, which can come after the redraw press() waited
-            # for (CI once typed into the other model's text, then saw it replaced).
+            # for (a clean `.ci/run` once typed into the other model's text, then saw it replaced).
             settled = texts_equal(box, first_text)
             explorer.evaluate(MARK_START)                 # what the step must come back to
             before_text = box.input_value()
@@ -260,7 +250,7 @@ def keyboard_walk(page, explorer, stray_cells=None) -> dict:
             there, back = ("ArrowUp", "ArrowDown") if last else ("ArrowDown", "ArrowUp")
             done[name] = press(page, explorer, there) and focus_on(page, name) and press(page, explorer, back)
         # Set back means the explorer is again what it was: every message of the change back has come
-        # (press() returns at the first painted change; CI once pressed on while "More settings" was
+        # (press() returns at the first painted change; a clean `.ci/run` once pressed on while "More settings" was
         # still to be hidden by the step before, and its focus then went with it).
         as_before = same_as_start(page, explorer)
         focused = focus_on(page, name)
