@@ -127,10 +127,12 @@ def start_lab(sandbox, connection: str = attnlab_server.CONNECTION_CLASS, course
         server.stop()
 
 
-def start_voila(sandbox, connection: str | None = None):
-    """Voilà on the dashboard with notebooks/voila.json (``connection``: another kernel connection class)."""
+def start_voila(sandbox, connection: str | None = None, culling: dict | None = None):
+    """Voilà on the dashboard with notebooks/voila.json (``connection``: another kernel connection class;
+    ``culling``: MappingKernelManager settings that replace the file's, e.g. shorter culling times)."""
     port, token = free_port(), secrets.token_hex(16)
     extra = [f"--Voila.kernel_websocket_connection_class={connection}"] if connection else []
+    extra += [f"--MappingKernelManager.{key}={value}" for key, value in (culling or {}).items()]
     server = Server([sys.executable, "-m", "voila", "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}",
                      "--Voila.port_retries=0", f"--token={token}", "--Voila.config_file_paths=notebooks",
                      *extra, EXPLORER_NOTEBOOK],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 _ATTACKS = r'''
-import http.client as http_client, json, os, re, socket, sqlite3, urllib.request, urllib.error
+import concurrent.futures, http.client as http_client, json, os, re, socket, sqlite3, urllib.request, urllib.error
 
 T = json.loads(TARGETS)
 out = {}
@@ -84,16 +84,18 @@ def listening_ports():
             if state == "0A":
                 ports.add(int(local.rsplit(":", 1)[1], 16))
     return sorted(ports)
+def serves_b(port):
+    try:
+        status, text = http("GET", f"http://127.0.0.1:{port}/user/{T['b_name']}/api/contents", mine)
+    except (OSError, http_client.HTTPException):   # not an HTTP server (a ZMQ port, ...)
+        return False
+    return status == 200 and '"content"' in text
 def back_door():
-    got = []
     ports = listening_ports()
-    for port in ports:
-        try:
-            status, text = http("GET", f"http://127.0.0.1:{port}/user/{T['b_name']}/api/contents", mine)
-        except (OSError, http_client.HTTPException):   # not an HTTP server (a ZMQ port, ...)
-            continue
-        if status == 200 and '"content"' in text:
-            got.append(port)
+    # Every port at once: a port that accepts but never answers HTTP (two of them, each until the
+    # 20-s timeout) would otherwise hold up the scan; each port still gets the whole timeout.
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(ports))) as pool:
+        got = [port for port, yes in zip(ports, pool.map(serves_b, ports)) if yes]
     if not got:
         raise RuntimeError(f"none of {len(ports)} listening ports served B's files to A's token")
     return got

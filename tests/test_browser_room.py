@@ -17,7 +17,9 @@
   and a screenshot of the output equals one of the same text drawn in the first font the course's
   settings name that the machine has (CI: Noto Sans Mono CJK SC, Debian's fonts-noto-cjk).
 * Kernels: a Voilà page that goes away without ``beforeunload`` (closed browser context) frees its
-  kernel within the culler's timeout + interval from notebooks/voila.json, at most two minutes.
+  kernel within the culler's timeout + interval. notebooks/voila.json says at most two minutes and
+  never a connected page's kernel (checked); this module's Voilà runs the same culler with shorter
+  times (CULLING), so the test does not wait two minutes.
 
 Servers on 127.0.0.1 (stopped by the fixtures), one Voilà and one JupyterLab for the module.
 SKIPPED (never passed) without Playwright for Python or Chromium.
@@ -37,8 +39,8 @@ import pytest
 import attnlab_server
 from attnlab.course.i18n import t
 from browser_support import (CHROMIUM, EXPLORER_NOTEBOOK, ROOT, RUN_ALL, TIMEOUT_MS, WATCH, kernels_of, require,
-                             run_all_cells, select_value, set_checkbox, sync_playwright)
-from browser_support import browser, lab, sandbox, voila_app  # noqa: F401  (module-scoped fixtures)
+                             run_all_cells, select_value, set_checkbox, start_voila, sync_playwright)
+from browser_support import browser, lab, sandbox  # noqa: F401  (module-scoped fixtures)
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -96,6 +98,15 @@ def show(explorer, model: str, heads: int | None, one_head: bool, lang: str = "v
 # ----------------------------------------------------------------------------- kernels (started first, checked last)
 
 CLOSED: dict = {}                   # kernels of the pages closed without beforeunload, and when
+# This module's Voilà culls sooner than notebooks/voila.json says (90 s idle, checked every 30 s), so that
+# test_z_... finds the kernels gone instead of waiting two minutes: the same culler, shorter times. The
+# file's own settings are checked in test_a_... (a minute or two, and never a connected page's kernel).
+CULLING = {"cull_idle_timeout": 20, "cull_interval": 5}
+
+
+@pytest.fixture(scope="module")
+def voila_app(sandbox):  # noqa: F811  (this module's Voilà: browser_support's, with CULLING)
+    yield from start_voila(sandbox, culling=CULLING)
 
 
 def test_a_voila_pages_closed_without_beforeunload(request, browser):
@@ -106,6 +117,7 @@ def test_a_voila_pages_closed_without_beforeunload(request, browser):
     config = json.loads((ROOT / "notebooks" / "voila.json").read_text(encoding="utf-8"))["MappingKernelManager"]
     # "A minute or two": culled when idle and disconnected for cull_idle_timeout, checked every cull_interval.
     assert config["cull_connected"] is False and config["cull_idle_timeout"] + config["cull_interval"] <= 120, config
+    assert set(CULLING) < set(config), (CULLING, config)   # the settings this module's Voilà replaces
     before = set(kernels_of(voila_app))
     for _ in range(2):
         context, page, explorer = open_voila(browser, voila_app, 1280, 720)
@@ -113,7 +125,7 @@ def test_a_voila_pages_closed_without_beforeunload(request, browser):
     deadline = time.monotonic() + 60
     while len(set(kernels_of(voila_app)) - before) < 2 and time.monotonic() < deadline:
         time.sleep(0.5)
-    CLOSED.update(kernels=set(kernels_of(voila_app)) - before, at=time.monotonic(), config=config)
+    CLOSED.update(kernels=set(kernels_of(voila_app)) - before, at=time.monotonic(), config={**config, **CULLING})
     assert len(CLOSED["kernels"]) == 2, CLOSED
 
 

@@ -212,7 +212,8 @@ def test_attention_maps_for_the_explorer(pretrained):
 
 # ----------------------------------------------------------------------------- retraining
 # The full recipe from the fixed seed is run by lesson 08 itself, in both languages, every time
-# `make test` executes the notebooks (nbval on CI's CPU): the same `tr.make_model(LANG)` and
+# `make test` executes the notebooks (nbval on CI's CPU; lesson 08's run is the one against the
+# installed wheel, tests/test_wheel.py, WHEEL_NOTEBOOKS): the same `tr.make_model(LANG)` and
 # `tr.train(model)` with the recipe's defaults, then PASS lines for the loss, the accuracy and the
 # alignment. A recipe that no longer reaches them turns a stored PASS into FAIL, which nbval fails.
 # This test pins those cells, so the check cannot be dropped from the lesson unnoticed (it replaced

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import os
 import secrets
 import shutil
 import sys
 import tempfile
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
@@ -37,37 +36,42 @@ REGISTRY = "attnlab.exercises"
 
 
 # ------------------------------------------------------------------ grading (in the worker processes)
-def grade_chunk(jobs: list, template: str, workdir: str, cfg: dict) -> list[dict]:
-    """Grade some submissions, one after the other, in a private copy of the course folder."""
+# Each worker process sets up once (its own copy of the course folder, nbgrader's API, the registry),
+# then grades one submission per task: the pool hands the next one to whichever worker is free, so a
+# slow submission (one that runs into the cell timeout) delays only itself.
+_WORKER: dict = {}
+
+
+def start_worker(template: str, workdir: str, cfg: dict) -> None:
+    """The pool's initializer: a private copy of the course folder and nbgrader's API for this process."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     settings.use_venv_tools()
     warnings.filterwarnings("ignore", module="nbgrader")     # its SQLAlchemy session warnings: not ours to fix
-    course = Path(shutil.copytree(template, workdir))
-    changed, looks = {}, {}
-    for n, student, aid, path in jobs:
-        dest = course / "submitted" / student / aid
-        dest.mkdir(parents=True)
-        nb = submissions._read(Path(path))
-        looks[(student, aid)] = (suspicious.findings(nb), suspicious.claims(nb, cfg["ids"][aid]["graded"]))
-        changed[(student, aid)] = submissions.restore_metadata(
-            nb, nbformat.read(Path(template) / "release" / aid / Path(path).name, as_version=4))
-        nbformat.write(nb, dest / Path(path).name)
-        if (Path(path).parent / "timestamp.txt").is_file():
-            shutil.copy(Path(path).parent / "timestamp.txt", dest)
+    course = Path(shutil.copytree(template, f"{workdir}/w{os.getpid()}"))
     c = settings.config(course, timeout=cfg["timeout"])
     c.Autograde.autograde_preprocessors = []       # nbgrader only sanitizes here: the sandbox executes
     c.Autograde.create_student = True
-    coursedir = CourseDirectory(config=c)
-    api = NbGraderAPI(coursedir=coursedir, config=c)
-    registry = runner.Registry(cfg["registry"])
-    done = []
-    for job in jobs:
-        done.append(grade_one(api, course, registry, cfg, *job))
-        done[-1]["changed"] = sorted(changed[job[1:3]])
-        done[-1]["suspicious"], claimed = looks[job[1:3]]
-        done[-1]["claims"] = sorted(g for g in claimed if not done[-1]["points"].get(g))
+    api = NbGraderAPI(coursedir=CourseDirectory(config=c), config=c)
+    _WORKER.update(template=Path(template), course=course, cfg=cfg, api=api, registry=runner.Registry(cfg["registry"]))
+
+
+def grade_submission(job: tuple) -> dict:
+    """Grade one submission (n, student, aid, path) in this worker's course folder."""
+    n, student, aid, path = job
+    template, course = _WORKER["template"], _WORKER["course"]
+    dest = course / "submitted" / student / aid
+    dest.mkdir(parents=True)
+    nb = submissions._read(Path(path))
+    findings, claimed = suspicious.findings(nb), suspicious.claims(nb, _WORKER["cfg"]["ids"][aid]["graded"])
+    changed = submissions.restore_metadata(nb, nbformat.read(template / "release" / aid / Path(path).name, as_version=4))
+    nbformat.write(nb, dest / Path(path).name)
+    if (Path(path).parent / "timestamp.txt").is_file():
+        shutil.copy(Path(path).parent / "timestamp.txt", dest)
+    done = grade_one(_WORKER["api"], course, _WORKER["registry"], _WORKER["cfg"], *job)
+    done["changed"], done["suspicious"] = sorted(changed), findings
+    done["claims"] = sorted(g for g in claimed if not done["points"].get(g))
     return done
 
 
@@ -243,21 +247,20 @@ def main(argv=None) -> int:
         template = Path(tmp) / "template"
         make_template(sorted({aid for _, aid, _ in jobs}), args.assignments, template)
         numbered = [(n, *job) for n, job in enumerate(jobs)]
-        size = max(1, math.ceil(len(numbered) / (3 * args.jobs)))
-        chunks = [numbered[i:i + size] for i in range(0, len(numbered), size)]
-        with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(chunks)))) as pool:
-            futures = [pool.submit(grade_chunk, chunk, str(template), f"{tmp}/w{k}", cfg)
-                       for k, chunk in enumerate(chunks)]
-            for k, (f, chunk) in enumerate(zip(futures, chunks)):
+        every = max(1, len(numbered) // 10)             # about ten progress lines
+        with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(numbered))), initializer=start_worker,
+                                 initargs=(str(template), tmp, cfg)) as pool:
+            futures = {pool.submit(grade_submission, job): job for job in numbered}
+            for k, f in enumerate(as_completed(futures), 1):
+                _, s, a, _ = futures[f]
                 try:
-                    done = f.result()
-                    print(f"grade: {sum(map(len, chunks[:k + 1]))} of {len(jobs)} submissions graded", file=sys.stderr,
-                          flush=True)
-                except Exception as e:            # a worker died (out of memory, killed): its chunk only
-                    done = [{"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}: {e}"],
-                             "points": {}, "feedback": {}, "notes": {}, "log": None} for _, s, a, _ in chunk]
-                for r in done:
-                    results[(r["student"], r["aid"])] = r
+                    r = f.result()
+                except Exception as e:            # a worker died (out of memory, killed): the pool stops
+                    r = {"student": s, "aid": a, "error": [f"grading worker failed: {type(e).__name__}: {e}"],
+                         "points": {}, "feedback": {}, "notes": {}, "log": None}
+                results[(s, a)] = r
+                if k % every == 0 or k == len(numbered):
+                    print(f"grade: {k} of {len(jobs)} submissions graded", file=sys.stderr, flush=True)
     rows = []
     for student, aid, _ in jobs:
         r = results[(student, aid)]

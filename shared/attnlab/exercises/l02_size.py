@@ -13,6 +13,7 @@ one hint each, told apart across the cases (``_count_mistake``).
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import torch
@@ -74,6 +75,7 @@ def probe_mha_size(fn: Callable, *, seed: int) -> dict:
     return results
 
 
+@functools.lru_cache(maxsize=4096)      # a pure function of three ints: each size is built once
 def _size_of(D: int, H: int, KV: int) -> tuple[int, int]:
     """(d_k, number of parameters): torch's nn.Linear layers of GQA's shapes, on the meta device."""
     d_k = D // H
