@@ -44,6 +44,8 @@ LESSONS = ("01_self_attention", "07_train_tiny_transformer", "08_number_translat
 # sanitizer and cell timeout as the checkout's own nbval run; conftest.py leaves the checkout's nbval
 # items of them out of a session that runs this test, so each notebook executes once (issue 28).
 WHEEL_NOTEBOOKS = tuple(f"{d}/{stem}.ipynb" for d in LESSON_DIRS for stem in LESSONS)
+NBVAL_ARGS = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "nbval_sanitize.cfg",
+              "--nbval-cell-timeout=300", "-p", "no:cacheprovider")       # pyproject.toml's addopts
 PACKAGES = ("attnlab", "attnlab_server")
 
 
@@ -268,7 +270,7 @@ def test_copying_again_after_an_upgrade(student):
 def why_the_lessons_cannot_run(tmp: pathlib.Path) -> str | None:
     """None where the test below runs, else the reason its fixtures skip it (conftest.py asks first:
     only a test that runs takes the notebooks over from the checkout's nbval)."""
-    if run(["git", "rev-parse", "--is-inside-work-tree"], cwd=ROOT).returncode != 0:
+    if run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT).returncode != 0:
         return "not a git checkout: cannot tell the tracked files"           # built_dist's reason
     return symlinks_allowed(tmp)                                              # the student fixture's
 
@@ -282,8 +284,7 @@ def test_lessons_run_against_the_installed_package(course, student, offline):
     assert not (folder / "shared").exists()          # no clone to fall back on
     copies = list(WHEEL_NOTEBOOKS)
     shutil.copy2(ROOT / "nbval_sanitize.cfg", folder / "nbval_sanitize.cfg")
-    cmd = [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval", "--nbval-current-env",
-           "--nbval-sanitize-with", "nbval_sanitize.cfg", "--nbval-cell-timeout=300", *copies]
+    cmd = [str(python), "-m", "pytest", "-q", *NBVAL_ARGS, *copies]
     r = run([*(offline or []), *cmd], cwd=folder, env=clean_env(OMP_NUM_THREADS="1", PYTHONHASHSEED="0"),
             timeout=1800)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
