@@ -33,12 +33,12 @@ def test_the_wheel_runs_its_lessons_with_the_checkouts_nbval_options():
     assert set(test_wheel.WHEEL_NOTEBOOKS) < every
 
 
-@pytest.mark.slow                   # three collections in fresh processes
+@pytest.mark.slow                   # two collections in fresh processes
 def test_a_session_with_the_wheel_test_leaves_its_notebooks_to_it(tmp_path):
     if test_wheel.why_the_lessons_cannot_run(tmp_path) is not None:
         pytest.skip("the wheel's lesson test skips here: the checkout keeps every notebook")
     notebooks = [*test_wheel.WHEEL_NOTEBOOKS, "lessons_vi/02_multi_head_attention.ipynb"]
     wheel = "tests/test_wheel.py::test_lessons_run_against_the_installed_package"
     assert collected(wheel, *notebooks) == {"lessons_vi/02_multi_head_attention.ipynb"}
-    assert collected(*notebooks) == set(notebooks)                         # run on their own: they stay
-    assert collected("-m", "not slow", "tests/test_wheel.py", *notebooks) == set(notebooks)   # deselected: they stay
+    # The wheel's test deselected (as `make test-fast` would, with -m): the notebooks stay.
+    assert collected("-m", "not slow", "tests/test_wheel.py", *notebooks) == set(notebooks)
