@@ -29,9 +29,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank[str(item.fspath)])      # stable: each module keeps its order
 
 
-
-
-
 class SharedExecutions:
     """Each notebook executes once in a session: tests/test_wheel.py's lesson test runs nbval on its
     WHEEL_NOTEBOOKS against the installed wheel (the same stored outputs, sanitizer and cell

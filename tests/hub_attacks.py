@@ -92,7 +92,7 @@ def serves_b(port):
     return status == 200 and '"content"' in text
 def back_door():
     ports = listening_ports()
-    # Every port at once: a port that accepts but never answers HTTP (two of them, each until the
+    # Every port at once: a port that accepts but never answers HTTP (some do, each until the
     # 20-s timeout) would otherwise hold up the scan; each port still gets the whole timeout.
     with concurrent.futures.ThreadPoolExecutor(max(1, len(ports))) as pool:
         got = [port for port, yes in zip(ports, pool.map(serves_b, ports)) if yes]

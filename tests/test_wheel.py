@@ -33,8 +33,8 @@ import zipfile
 import pytest
 
 from attnlab.course import BRANCH, DISTRIBUTION, LESSON_DIRS, NOTEBOOK_DIRS, REPO_URL, VERSION, setup_cell
-from venv_helpers import (built_dist, clean_env, fresh_venv_with_lent_packages, offline_prefix, own_site, run,
-                          shared_tmp, symlinks_allowed)
+from venv_helpers import (built_dist, clean_env, fresh_venv_with_lent_packages, offline_prefix, own_site,
+                          release_files, run, shared_tmp, symlinks_allowed)
 
 pytestmark = pytest.mark.slow
 
@@ -270,9 +270,8 @@ def test_copying_again_after_an_upgrade(student):
 def why_the_lessons_cannot_run(tmp: pathlib.Path) -> str | None:
     """None where the test below runs, else the reason its fixtures skip it (conftest.py asks first:
     only a test that runs takes the notebooks over from the checkout's nbval)."""
-    if run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT).returncode != 0:
-        return "not a git checkout: cannot tell the tracked files"           # built_dist's reason
-    return symlinks_allowed(tmp)                                              # the student fixture's
+    files = release_files(ROOT)                       # built_dist's reason, for the dist fixture
+    return files if isinstance(files, str) else symlinks_allowed(tmp)      # the student fixture's
 
 
 def test_lessons_run_against_the_installed_package(course, student, offline):

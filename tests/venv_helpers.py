@@ -97,16 +97,24 @@ def shared_tmp(tmp_path_factory) -> pathlib.Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def release_files(root: pathlib.Path) -> list[str] | str:
+    """The tracked and untracked-but-not-ignored files a release is built from, or the reason there
+    are none to tell (not a git checkout)."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root)
+    if listed.returncode != 0:
+        return "not a git checkout: cannot tell the tracked files"
+    return sorted(n for n in listed.stdout.splitlines() if (root / n).is_file())
+
+
 def built_dist(root: pathlib.Path, cache: pathlib.Path) -> pathlib.Path | str:
     """sdist and wheel built (`python -m build`, the wheel from the sdist) from a copy of the tracked
     and untracked-but-not-ignored files, as a release would be; a reason string if this is no git
     checkout. Built once per content: the folder is cache/<sha256 of every file's name and bytes>,
     under a lock, so the test modules that need the wheel (test_wheel.py, test_install_docs.py),
     even on two xdist workers, share one build."""
-    listed = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root)
-    if listed.returncode != 0:
-        return "not a git checkout: cannot tell the tracked files"
-    names = sorted(n for n in listed.stdout.splitlines() if (root / n).is_file())
+    names = release_files(root)
+    if isinstance(names, str):
+        return names
     digest = hashlib.sha256()
     for name in names:
         digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
