@@ -3,7 +3,9 @@
 Every notebook whose code calls the explorer (found from the notebooks' source) is opened in a
 real JupyterLab server, run top to bottom, and every control of each explorer is moved: the
 SVG heatmap must change and no error or stderr output may appear; a hovered cell shows its tip,
-a hovered or focused query label highlights its row in every head. The same for the
+a hovered or focused query label highlights its row in every head. The lessons share one
+JupyterLab page, as a student works through them in one tab: each is opened in it, then closed
+with its kernel before the next. The same for the
 instructor's dashboard in Notebook 7 (same server) and served by Voilà, where the layout at
 1280x720, the label sizes at 1920x1080 (devicePixelRatio 2), clipping of every label in vi, zh
 and en, normal and large font, Chinese glyphs drawn with a CJK font, and lesson 08's translator
@@ -64,17 +66,51 @@ def cells_allowed_to_fail(notebook: str) -> set[int]:
 
 
 
-@pytest.fixture
-def page(browser):
+def new_page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
+    return context, page
+
+
+@pytest.fixture
+def page(browser):
+    context, page = new_page(browser)
     try:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, lab):
+    """One JupyterLab page for every lesson, as a student works through them: loaded once (a fresh
+    workspace, nothing open), each lesson opened from it and closed, with its kernel, after its test."""
+    context, page = new_page(browser)
+    try:
+        page.goto(f"{lab.url}/lab/workspaces/t{secrets.token_hex(4)}?token={lab.token}")
+        page.wait_for_function("() => window.jupyterapp?.started !== undefined")
+        page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
+        yield page
+    finally:
+        context.close()
+
+
+OPEN_NOTEBOOK = """async path => {
+    for (const widget of [...window.jupyterapp.shell.widgets("main")]) {
+        widget.dispose();                      // what a failed test before this one left open
+    }
+    const panel = await window.jupyterapp.commands.execute("docmanager:open", {path, factory: "Notebook"});
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+}"""
+CLOSE_NOTEBOOK = """async () => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    await panel.sessionContext.shutdown();
+    panel.dispose();
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -238,10 +274,7 @@ def assert_no_error_output(page, allowed: set[int] = frozenset()) -> None:
 
 # ----------------------------------------------------------------------------- tests
 
-UI_PATHS = {
-    "JupyterLab": "/lab/workspaces/{workspace}/tree/{notebook}",  # a fresh workspace: no other tabs reopen
-    "Notebook 7": "/notebooks/{notebook}",
-}
+UI_PATHS = {"Notebook 7": "/notebooks/{notebook}"}       # JupyterLab: each lesson opened in lab_page
 CASES = [("JupyterLab", nb) for nb in explorer_notebooks()] + [("Notebook 7", EXPLORER_NOTEBOOK)]
 NEEDS = {"JupyterLab": "jupyterlab", "Notebook 7": "notebook"}
 
@@ -251,9 +284,14 @@ NEEDS = {"JupyterLab": "jupyterlab", "Notebook 7": "notebook"}
 @pytest.mark.parametrize("ui,notebook", CASES, ids=[f"{ui}:{nb}" for ui, nb in CASES])
 def test_explorer_in_jupyter(request, ui, notebook, latency):
     require(NEEDS[ui])
-    lab, page = request.getfixturevalue("lab"), request.getfixturevalue("page")
-    path = UI_PATHS[ui].format(workspace="t" + secrets.token_hex(4), notebook=notebook)
-    page.goto(f"{lab.url}{path}?token={lab.token}")
+    lab = request.getfixturevalue("lab")
+    if ui == "JupyterLab":                   # the page stays: open the lesson in it
+        page = request.getfixturevalue("lab_page")
+        page.errors.clear()
+        page.evaluate(OPEN_NOTEBOOK, notebook)
+    else:
+        page = request.getfixturevalue("page")
+        page.goto(f"{lab.url}{UI_PATHS[ui].format(notebook=notebook)}?token={lab.token}")
     run_all_cells(page)
     explorers = page.locator(".attnlab-explorer")
     explorers.first.wait_for()
@@ -270,6 +308,9 @@ def test_explorer_in_jupyter(request, ui, notebook, latency):
         exercise_explorer(page, explorers.nth(k), latency.setdefault(ui, []))
     assert_no_error_output(page, cells_allowed_to_fail(notebook))
     assert not widget_errors(page), widget_errors(page)
+    if ui == "JupyterLab":
+        page.evaluate(CLOSE_NOTEBOOK)
+        assert page.locator(".jp-NotebookPanel").count() == 0      # the next lesson is the only one open
     shutdown_kernels(lab)
 
 

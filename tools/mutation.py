@@ -65,22 +65,47 @@ def statuses() -> dict[str, str]:
     return out
 
 
-def diff(name: str) -> str:
-    """The changed lines of a mutant (what `mutmut show` prints, without its header)."""
-    lines = mutmut("show", name).splitlines()
-    return "\n".join(line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---")))
+# `mutmut show NAME` for each name in one process (mutmut's own command, through its click group),
+# each answer after a line with a NUL and the name: one interpreter start, not one per survivor.
+SHOW_EACH = """import sys
+from mutmut.__main__ import cli
+for name in sys.argv[1:]:
+    print("\\0" + name, flush=True)
+    cli.main(["show", name], standalone_mode=False)
+"""
+
+
+def diffs(names: list[str]) -> dict[str, str]:
+    """The changed lines of each mutant (what `mutmut show` prints, without its header)."""
+    if not names:
+        return {}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-c", SHOW_EACH, *names], cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
+        raise SystemExit(f"mutmut show failed ({done.returncode})")
+    shown: dict[str, list[str]] = {}
+    lines: list[str] = []                       # (anything printed before the first name is dropped)
+    for line in done.stdout.splitlines():
+        if line.startswith("\0"):
+            lines = shown.setdefault(line[1:], [])
+        else:
+            lines.append(line)
+    assert sorted(shown) == sorted(names), f"mutmut show answered for {sorted(shown)}, not {sorted(names)}"
+    return {name: "\n".join(line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---")))
+            for name, lines in shown.items()}
 
 
 def collect() -> dict[str, dict]:
     """The last run's mutants of the targets, by exercise: {key: {mutant: {"status", "diff"?}}}."""
     by_exercise: dict[str, dict] = {}
-    for name, st in sorted(statuses().items()):
-        key = exercise(name)
-        if key is None:
-            continue
+    found = {name: (key, st) for name, st in sorted(statuses().items()) if (key := exercise(name)) is not None}
+    survivors = diffs([name for name, (_, st) in found.items() if st == "survived"])
+    for name, (key, st) in found.items():
         entry = {"status": "killed" if st in KILLED else st}          # (a timeout kills too: stored as killed)
         if st == "survived":
-            entry["diff"] = diff(name)
+            entry["diff"] = survivors[name]
         by_exercise.setdefault(key, {})[name] = entry
     return by_exercise
 
