@@ -35,7 +35,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXPLORER_NOTEBOOK = "notebooks/attention_explorer.ipynb"
 
 
-CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
+# Debian's chromium-headless-shell: Chromium's headless shell, the build Playwright itself runs for headless
+# tests, with the same Blink and V8 as the full browser but without its window and UI layers (a quarter
+# less CPU for the website's tests: docs/performance.md). The full browser: ATTNLAB_CHROMIUM=/usr/bin/chromium.
+DEFAULT_CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
+CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", DEFAULT_CHROMIUM)
 
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -15,7 +15,7 @@ asserted (benchmarks/bench_explorer_browser.py measures it properly).
 
 Everything runs on 127.0.0.1 with token auth, on copies of the notebooks, with HOME and the
 Jupyter/JupyterLab directories in a temporary folder. SKIPPED (never passed) without Playwright
-for Python or a Chromium at ATTNLAB_CHROMIUM (default /usr/bin/chromium).
+for Python or a Chromium at ATTNLAB_CHROMIUM (default /usr/lib/chromium/chromium-headless-shell).
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ EXPLORER_CALL = re.compile(r"\b(explore|AttentionExplorer)\s*\(")
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(sync_playwright is None, reason="Playwright for Python is not installed"),
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium)"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium-headless-shell)"),
 ]
 
 

@@ -50,7 +50,7 @@ except ImportError:                                   # pragma: no cover
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(sync_playwright is None, reason="Playwright for Python is not installed"),
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium)"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (apt install chromium-headless-shell)"),
 ]
 
 SCREENS = {"1024x768": (1024, 768), "1280x720": (1280, 720), "1920x1080": (1920, 1080)}

@@ -7,7 +7,8 @@ error, no broken link, image or fragment, no raw $…$ left, MathML rendered nat
 critical axe-core violation; on every lesson: the language switch lands on the same lesson; on a
 Chinese page: the served web font is loaded and used; search finds the right lesson for Vietnamese
 (with and without diacritics) and Chinese queries. The browser tests are SKIPPED (never passed)
-without Playwright for Python or a Chromium at ATTNLAB_CHROMIUM (default /usr/bin/chromium).
+without Playwright for Python or a Chromium at ATTNLAB_CHROMIUM (default
+/usr/lib/chromium/chromium-headless-shell, Debian's chromium-headless-shell).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import zipfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
+from browser_support import CHROMIUM  # noqa: E402  (one default: the headless shell)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-dev-shm-usage"]
 FONT_FAMILY = "Noto Sans SC AttnLab"
@@ -42,7 +43,7 @@ except ImportError:                                   # pragma: no cover
 if sync_playwright is None:
     NO_BROWSER = "Playwright for Python is not installed"
 elif not os.access(CHROMIUM, os.X_OK):
-    NO_BROWSER = f"no Chromium at {CHROMIUM} (apt install chromium)"
+    NO_BROWSER = f"no Chromium at {CHROMIUM} (apt install chromium-headless-shell)"
 else:
     NO_BROWSER = ""
 
