@@ -31,10 +31,43 @@ CONFIG = HUB_DIR / "jupyterhub_config.py"
 ADMIN = "instructor"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def reserve_ports(n: int) -> tuple[list[int], list]:
+    """``n`` distinct free loopback ports for one hub, and the locks that keep them its own.
+
+    They are drawn below the kernel's ephemeral range (net.ipv4.ip_local_port_range), where a port
+    asked of the kernel (``bind(0)``: what jupyter_client does for each kernel's five ports, and the
+    spawners and the tests' servers) never lands. So nothing started meanwhile takes one between this
+    choice and the hub's bind, as it could with a port from ``bind(0)``. A lock file per port (held
+    until the hub's stop()) keeps two hubs started at once apart."""
+    import fcntl
+    import random
+    import tempfile
+    try:
+        low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    choices = range(max(1024, low - 12000), low)
+    ports, locks = [], []
+    pick = random.SystemRandom()
+    for _ in range(1000):
+        if len(ports) == n:
+            return ports, locks
+        port = pick.choice(choices)
+        if port in ports:
+            continue
+        lock = open(pathlib.Path(tempfile.gettempdir()) / f"attnlab-hub-port-{port}.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+        except OSError:                       # another hub holds it, or something listens there
+            lock.close()
+            continue
+        ports.append(port)
+        locks.append(lock)
+    for lock in locks:
+        lock.close()
+    raise RuntimeError(f"no {n} free ports found in {choices.start}-{choices.stop - 1}")
 
 
 class LocalHub:
@@ -51,14 +84,14 @@ class LocalHub:
             raise PermissionError("the course's hub starts each student as their own system user: "
                                   "it (and its tests) must run as root")
         self.state = pathlib.Path(state).resolve()
-        self.port = free_port()
+        (self.port, api_port, proxy_api_port), self._port_locks = reserve_ports(3)
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
         tag = secrets.token_hex(3)
         self.env = dict(os.environ, ATTNLAB_HUB_STATE=str(self.state), ATTNLAB_HUB_IP="127.0.0.1",
                         ATTNLAB_HUB_ENV=str(pathlib.Path(env).resolve()),
-                        ATTNLAB_HUB_PORT=str(self.port), ATTNLAB_HUB_API_PORT=str(free_port()),
-                        ATTNLAB_PROXY_API_PORT=str(free_port()), ATTNLAB_HUB_AUTH=auth,
+                        ATTNLAB_HUB_PORT=str(self.port), ATTNLAB_HUB_API_PORT=str(api_port),
+                        ATTNLAB_PROXY_API_PORT=str(proxy_api_port), ATTNLAB_HUB_AUTH=auth,
                         ATTNLAB_HUB_USER_PREFIX=f"t{tag}-", ATTNLAB_HUB_GROUP=f"attnlab-t{tag}",
                         ATTNLAB_HUB_ADMIN_TOKEN=self.token, ATTNLAB_HUB_ADMINS=ADMIN,
                         **settings)
@@ -164,6 +197,8 @@ class LocalHub:
             if p.pw_name.startswith(self.layout.user_prefix):
                 accounts.delete_account(p.pw_name)
         accounts.delete_group(self.layout.group)
+        for lock in self._port_locks:         # the ports are free for another hub again
+            lock.close()
         return [p.pid for p in left]
 
 

@@ -432,3 +432,38 @@ def test_packages_only_leaves_the_course_package_to_the_second_half(tmp_path, mo
     student_env._build_env(layout, python, None)
     assert ["course"] in calls and not any("-r" in c for c in calls), calls
     assert (layout.env / "etc" / "jupyter" / "nbgrader_config.py").is_file()
+
+
+# ---- the ports a test hub listens on (hub/classroom.py)
+
+def test_a_hubs_ports_are_its_own_and_never_ones_the_kernel_hands_out(monkeypatch):
+    """Three distinct ports below the ephemeral range (where bind(0), e.g. each kernel's five ports,
+    never lands). A second hub reserving while the first holds its ports skips them, and skips a
+    port something already listens on, even when those are the ones it draws first."""
+    import random
+    import socket
+    import classroom
+    low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ours, locks = classroom.reserve_ports(3)
+    busy = socket.socket()
+    try:
+        assert len(set(ours)) == 3 and all(1024 <= p < low for p in ours), ours
+        spare, spare_locks = classroom.reserve_ports(4)
+        for lock in spare_locks:
+            lock.close()
+        busy.bind(("127.0.0.1", spare[0]))
+        busy.listen()
+        draws = iter([*ours, spare[0], *spare[1:]])       # the held ports and the busy one come first
+
+        class Draws:
+            def choice(self, seq):
+                return next(draws)
+        monkeypatch.setattr(random, "SystemRandom", Draws)
+        theirs, their_locks = classroom.reserve_ports(3)
+        for lock in their_locks:
+            lock.close()
+        assert theirs == spare[1:], (ours, spare, theirs)
+    finally:
+        busy.close()
+        for lock in locks:
+            lock.close()
